@@ -1,0 +1,34 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/chart-review demo
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check bot checks webhooks tests bench
+	$(BIN)/mypy bot checks webhooks
+
+test: $(VENV)/.installed-test lint
+	$(BIN)/pytest
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/review_bench.py
+
+clean:
+	rm -rf $(VENV) data

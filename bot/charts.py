@@ -1,0 +1,298 @@
+"""Charts in a repository at two commits: which ones a review covers, and their renders per profile."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.config import Config
+from bot.context import ChangedFile, ChartRenders, RenderError, Rendered
+from bot.gitrepo import GitRepo, GitTree, UnsafeTreeError, check_entry
+from bot.manifests import ManifestError, parse_rendered, template_repo_path
+from bot.render import CachedRender, CacheKey, Profile, RenderCache, Renderer, RenderFailure
+from bot.render import discover_profiles, load_values
+
+SIDES = ("base", "head")
+
+
+class ChartError(Exception):
+    """A chart the user asked for does not exist."""
+
+
+def chart_file(chart_dir: str) -> str:
+    return "Chart.yaml" if chart_dir in ("", ".") else f"{chart_dir}/Chart.yaml"
+
+
+def all_chart_dirs(paths: Sequence[str]) -> list[str]:
+    """Directories holding a Chart.yaml, without subcharts vendored under another chart's `charts/`."""
+    dirs = sorted(
+        {
+            p[: -len("/Chart.yaml")] if "/" in p else "."
+            for p in paths
+            if p == "Chart.yaml" or p.endswith("/Chart.yaml")
+        }
+    )
+    return [
+        d
+        for d in dirs
+        if not any(
+            d.startswith(f"{o}/charts/") or (o == "." and d.startswith("charts/"))
+            for o in dirs
+            if o != d
+        )
+    ]
+
+
+def owning_chart(path: str, dirs: Sequence[str]) -> str | None:
+    best = None
+    for d in dirs:
+        if (d == "." or path.startswith(d + "/")) and (
+            best is None or len(d) > len(best) or best == "."
+        ):
+            best = d
+    return best
+
+
+def chart_dirs(
+    base: GitTree,
+    head: GitTree,
+    changes: Sequence[ChangedFile],
+    requested: Sequence[str],
+    every: bool,
+) -> list[str]:
+    known = sorted(set(all_chart_dirs(base.paths())) | set(all_chart_dirs(head.paths())))
+    if requested:
+        wanted = [r.strip("/") or "." for r in requested]
+        missing = [r for r in wanted if r not in known]
+        if missing:
+            raise ChartError(f"--chart {missing[0]}: no Chart.yaml there at base or head")
+        return wanted
+    if every:
+        return known
+    touched = set()
+    for change in changes:
+        for path in (change.path, change.old_path):
+            owner = owning_chart(path, known) if path else None
+            if owner is not None:
+                touched.add(owner)
+    return sorted(touched)
+
+
+@dataclass(frozen=True)
+class ChartMeta:
+    name: str | None = None
+    version: str | None = None
+    app_version: str | None = None
+
+
+def chart_meta(tree: GitTree, chart_dir: str) -> ChartMeta:
+    """Chart.yaml's name and versions, as text; unreadable metadata gives empty fields (the version
+    check reports it)."""
+    text = tree.text(chart_file(chart_dir))
+    if text is None:
+        return ChartMeta()
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    except yaml.YAMLError:
+        return ChartMeta()
+    if not isinstance(data, dict):
+        return ChartMeta()
+
+    def field_(key: str) -> str | None:
+        value = data.get(key)
+        return None if value is None else str(value)
+
+    return ChartMeta(field_("name"), field_("version"), field_("appVersion"))
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    path: str
+    base: GitTree
+    head: GitTree
+
+    def tree(self, side: str) -> GitTree:
+        return self.base if side == "base" else self.head
+
+    def exists(self, side: str) -> bool:
+        return self.tree(side).read(chart_file(self.path)) is not None
+
+
+@dataclass(frozen=True)
+class ChartResult:
+    renders: ChartRenders
+    refused: Mapping[str, str] = field(default_factory=dict)  # side → why the tree was refused
+
+
+def render_chart(
+    source: ChartSource,
+    config: Config,
+    only: Sequence[str],
+    renderer: Renderer,
+    cache: RenderCache,
+    repo: GitRepo,
+    release: str,
+    namespace: str,
+) -> ChartResult:
+    sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
+    refused: dict[str, str] = {}
+    all_profiles: dict[str, Profile] = {}
+    for side in SIDES:
+        if not source.exists(side):
+            continue
+        tree = source.tree(side)
+        profiles = discover_profiles(
+            source.path, tree.paths(source.path), config.profiles_for(source.path)
+        )
+        profiles = {n: p for n, p in profiles.items() if not only or n in only}
+        all_profiles.update(profiles)
+        reason = unsafe_reason(tree, source.path)
+        if reason is not None:
+            refused[side] = reason
+            err = RenderError(None, None, f"chart tree refused: {reason}")
+            sides[side] = {n: Rendered(n, error=err) for n in profiles}
+            continue
+        with _Materialiser(repo, tree.commit, source.path) as materialiser:
+            for name, profile in profiles.items():
+                sides[side][name] = render_profile(
+                    tree, source.path, profile, materialiser, renderer, cache, release, namespace
+                )
+    meta = (
+        chart_meta(source.head, source.path)
+        if source.exists("head")
+        else chart_meta(source.base, source.path)
+    )
+    renders = ChartRenders(
+        path=source.path,
+        name=meta.name or source.path.rsplit("/", 1)[-1],
+        base=sides["base"],
+        head=sides["head"],
+        profiles={n: _spec(p) for n, p in all_profiles.items()},
+        exists_at_base=source.exists("base"),
+        exists_at_head=source.exists("head"),
+    )
+    return ChartResult(renders, refused)
+
+
+def _spec(profile: Profile) -> Any:
+    from bot.config import ProfileSpec
+
+    return ProfileSpec(
+        name=profile.name,
+        values_file=profile.values_path,
+        values=dict(profile.inline) if profile.inline is not None else None,
+        arbitrary_uid=profile.arbitrary_uid,
+    )
+
+
+def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
+    for path in tree.paths(chart_dir):
+        entry = tree.entry(path)
+        if entry is None:
+            continue
+        try:
+            check_entry(path, entry)
+        except UnsafeTreeError as exc:
+            return str(exc)
+    return None
+
+
+class _Materialiser:
+    """Writes the chart directory out only when a render actually needs it (a cache miss)."""
+
+    def __init__(self, repo: GitRepo, commit: str, chart_dir: str) -> None:
+        self.repo, self.commit, self.chart_dir = repo, commit, chart_dir
+        self._tmp: str | None = None
+
+    def __enter__(self) -> _Materialiser:
+        return self
+
+    def path(self) -> Path:
+        if self._tmp is None:
+            self._tmp = tempfile.mkdtemp(prefix="chart-review-")
+            self.repo.materialise(self.commit, self.chart_dir, Path(self._tmp) / "chart")
+        return Path(self._tmp) / "chart"
+
+    def __exit__(self, *exc: object) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str]:
+    """The values a profile supplies, and their content id for the render cache."""
+    values: dict[str, Any] = {}
+    ids = []
+    if profile.values_path is not None:
+        entry = tree.entry(profile.values_path)
+        text = tree.text(profile.values_path)
+        if entry is None or text is None:
+            raise RenderFailure(
+                f"values file {profile.values_path} does not exist", profile.values_path
+            )
+        values = load_values(text, profile.values_path)
+        ids.append(entry.oid)
+    if profile.inline is not None:
+        values = deep_merge(values, profile.inline)
+        ids.append(hashlib.sha256(json.dumps(profile.inline, sort_keys=True).encode()).hexdigest())
+    return values, "+".join(ids) or "defaults"
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def render_profile(
+    tree: GitTree,
+    chart_dir: str,
+    profile: Profile,
+    materialiser: _Materialiser,
+    renderer: Renderer,
+    cache: RenderCache,
+    release: str,
+    namespace: str,
+) -> Rendered:
+    try:
+        values, values_id = profile_values(tree, profile)
+    except RenderFailure as exc:
+        return Rendered(profile.name, error=RenderError(exc.template, exc.line, exc.message))
+    key = CacheKey(tree.tree_id(chart_dir) or "", values_id, renderer.version, release, namespace)
+    hit = cache.get(key)
+    if hit is None:
+        try:
+            hit = CachedRender(
+                renderer.render(materialiser.path(), values, release, namespace), None
+            )
+        except RenderFailure as exc:
+            hit = CachedRender(None, exc)
+        cache.put(key, hit)
+    if hit.error is not None or hit.manifests is None:
+        exc = hit.error or RenderFailure("no output")
+        template = (
+            template_repo_path(exc.template, chart_dir)
+            if exc.template and "/" in exc.template
+            else exc.template
+        )
+        return Rendered(
+            profile.name, error=RenderError(template, exc.line, exc.message), values=values
+        )
+    try:
+        docs = parse_rendered(hit.manifests, chart_dir, namespace)
+    except ManifestError as exc:
+        return Rendered(
+            profile.name, error=RenderError(exc.template, exc.line, str(exc)), values=values
+        )
+    return Rendered(profile.name, documents=docs, values=values)

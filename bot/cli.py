@@ -1,0 +1,148 @@
+"""`chart-review`: the command line. Exit 0 no failure, 1 a failure finding, 2 the tool could not run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import checks as registry
+from bot.charts import ChartError
+from bot.config import ConfigError
+from bot.gitrepo import GitError, GitRepo
+from bot.markdown import Section, to_markdown
+from bot.render import RenderFailure, RenderCache, make_renderer
+from bot.review import Engine, ReviewError, ReviewInput
+
+EXIT_OK, EXIT_FAILURE, EXIT_ERROR = 0, 1, 2
+PROG = "chart-review"
+
+
+class UsageError(Exception):
+    """Bad arguments: one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def sections() -> list[Section]:
+    return [Section(c.name, c.title, c.section) for c in registry.CHECKS]
+
+
+def add_review(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("review", help="review a head commit against a base on a local git repository")
+    p.add_argument("--repo", default=".", help="a git repository, bare or not (default: .)")
+    p.add_argument("--base", required=True, help="the branch or commit the PR targets")
+    p.add_argument("--head", required=True, help="the PR's head branch or commit")
+    p.add_argument("--chart", action="append", default=[], metavar="DIR", help="review only this chart directory (repeatable)")
+    p.add_argument("--all-charts", action="store_true", help="review every chart, not only the ones the diff touches")
+    p.add_argument("--profile", action="append", default=[], metavar="NAME", help="render only this profile (repeatable)")
+    p.add_argument("--develop", help="the integration branch (default: develop if it exists, else the default branch)")
+    p.add_argument("--release-name", help="release name to render with (default: release)")
+    p.add_argument("--namespace", help="namespace to render into (default: default)")
+    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--cache-dir", metavar="DIR", help="keep renders here between runs")
+    p.add_argument("--explain", action="store_true", help="also say what the checks considered and left alone")
+    p.set_defaults(func=run_review)
+
+
+def review_input(args: argparse.Namespace) -> ReviewInput:
+    return ReviewInput(
+        base=args.base,
+        head=args.head,
+        develop=args.develop,
+        charts=tuple(args.chart),
+        all_charts=args.all_charts,
+        profiles=tuple(args.profile),
+        release_name=args.release_name,
+        namespace=args.namespace,
+    )
+
+
+def run_review(args: argparse.Namespace) -> int:
+    repo = GitRepo(args.repo)
+    cache = RenderCache(Path(args.cache_dir)) if args.cache_dir else RenderCache()
+    engine = Engine(repo, make_renderer(args.renderer), cache)
+    result = engine.review(review_input(args), explain=args.explain)
+    report = result.report
+    text = report.to_json_text() if args.format == "json" else to_markdown(report, sections())
+    if args.explain and args.format == "markdown" and result.explanations:
+        text += "\n### Considered and left alone\n\n" + "\n".join(f"- {line}" for line in result.explanations) + "\n"
+    write_output(text, args.output)
+    return EXIT_FAILURE if report.failed else EXIT_OK
+
+
+def write_output(text: str, output: str | None) -> None:
+    if output:
+        try:
+            Path(output).write_text(text)
+        except OSError as exc:
+            raise UsageError(f"--output {output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("demo", help="build a throwaway repository from examples/ and review its PRs")
+    p.add_argument("--keep", metavar="DIR", help="build the demo repository here and keep it")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.set_defaults(func=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from bot.demo import run
+
+    return run(keep=args.keep, fmt=args.format, sections=sections())
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_review(sub)
+    add_demo(sub)
+    for module in _plugin_modules():
+        module.add_parser(sub)
+    return parser
+
+
+def _plugin_modules() -> list:  # type: ignore[type-arg]
+    """Subcommands that live in their own modules (each exposes add_parser)."""
+    import importlib
+
+    found = []
+    for name in ("bot.qos_cli", "bot.versions_cli", "bot.serve_cli"):
+        try:
+            found.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except (UsageError, ReviewError, ChartError, ConfigError, GitError, RenderFailure, ValueError) as exc:
+        return fail(str(exc))
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""What a check reads. Values only, plus read-only views of git passed in by the engine: a check never
+imports an adapter, so the same check runs from the CLI, the worker and the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.config import Config, ProfileSpec
+from bot.manifests import Document
+
+
+class Tree(Protocol):
+    """The files of a repository at one commit."""
+
+    @property
+    def commit(self) -> str: ...
+
+    def read(self, path: str) -> bytes | None:
+        """The blob at `path`, or None when there is none."""
+        ...
+
+    def text(self, path: str) -> str | None:
+        """The blob at `path` decoded as UTF-8 (undecodable bytes replaced), or None."""
+        ...
+
+    def paths(self, prefix: str = "") -> tuple[str, ...]:
+        """Every file path under `prefix` (a directory; "" for the whole tree), sorted."""
+        ...
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    subject: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """A file the PR changed, against the merge base (three-dot), with the line numbers it added at
+    head and removed at base: what a reviewer sees in GitHub's diff."""
+
+    path: str
+    status: str  # A, M, D, R (renamed: old_path set)
+    old_path: str | None = None
+    added_lines: frozenset[int] = frozenset()
+    removed_lines: frozenset[int] = frozenset()
+
+
+class GitView(Protocol):
+    """Read-only git queries a check may need beyond the trees (merge simulation, tags, history)."""
+
+    def tree(self, commit: str) -> Tree: ...
+
+    def resolve(self, ref: str) -> str | None: ...
+
+    def merge_base(self, a: str, b: str) -> str | None: ...
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+
+    def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
+        """Paths that would conflict if `theirs` were merged into `ours` (`git merge-tree`)."""
+        ...
+
+    def tags(self) -> tuple[str, ...]: ...
+
+    def log(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> tuple[Commit, ...]:
+        """Commits newest first, optionally only those touching `path`."""
+        ...
+
+
+@dataclass(frozen=True)
+class OpenPR:
+    """Another open pull request of the same repository (or of a linked one)."""
+
+    number: int
+    head: str  # commit sha
+    ref: str = ""  # branch name, when known
+    base_ref: str = ""  # the branch it targets, when known
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class PullRequestInfo:
+    number: int | None = None
+    title: str = ""
+    body: str = ""
+    commits: tuple[Commit, ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkedRepo:
+    """Another repository a reference names. `git` is None when it cannot be read, with `reason`."""
+
+    name: str
+    git: GitView | None = None
+    develop: str | None = None  # commit sha of its integration branch
+    open_prs: tuple[OpenPR, ...] = ()
+    reason: str = ""
+
+
+class RepoResolver(Protocol):
+    def __call__(self, name: str) -> LinkedRepo: ...
+
+
+def no_links(name: str) -> LinkedRepo:
+    return LinkedRepo(name=name, reason="no access to other repositories was configured")
+
+
+@dataclass(frozen=True)
+class RenderError:
+    template: str | None
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One render of one chart, at one side, for one profile."""
+
+    profile: str
+    documents: tuple[Document, ...] = ()
+    error: RenderError | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)  # what the profile supplies, unmerged
+
+
+@dataclass(frozen=True)
+class ChartRenders:
+    """A chart under review: its renders at base and head per profile (a profile missing from a side
+    was not rendered there: added or removed by the PR)."""
+
+    path: str
+    name: str
+    base: Mapping[str, Rendered]
+    head: Mapping[str, Rendered]
+    profiles: Mapping[str, ProfileSpec] = field(default_factory=dict)
+    exists_at_base: bool = True
+    exists_at_head: bool = True
+
+    def side(self, side: str) -> Mapping[str, Rendered]:
+        return self.base if side == "base" else self.head
+
+
+@dataclass(frozen=True)
+class Context:
+    config: Config
+    git: GitView
+    base: Tree  # the merge base of the PR: what the PR's changes are measured against
+    head: Tree
+    target: Tree  # the tip of the branch the PR targets
+    develop: Tree | None
+    changes: tuple[ChangedFile, ...]
+    charts: tuple[ChartRenders, ...]
+    chart: ChartRenders | None = None  # set for per-chart checks
+    open_prs: tuple[OpenPR, ...] = ()
+    pr: PullRequestInfo = PullRequestInfo()
+    links: RepoResolver = no_links
+    release_name: str = "release"
+    namespace: str = "default"
+
+    def changed(self, path: str) -> ChangedFile | None:
+        for change in self.changes:
+            if change.path == path:
+                return change
+        return None
+
+    def for_chart(self, chart: ChartRenders) -> Context:
+        from dataclasses import replace
+
+        return replace(self, chart=chart)

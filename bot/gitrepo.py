@@ -1,0 +1,297 @@
+"""git objects at any commit, read without touching a work tree (bare or not).
+
+Everything goes through `git` itself: one long-lived `cat-file --batch` per repository for blobs, and
+plain commands for the rest. A chart directory is materialised from `git archive` into a private temp
+dir, refusing anything that would leave it (symlinks, submodules, absolute or `..` paths, devices)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.context import ChangedFile, Commit
+from bot.diffparse import parse_unified_diff
+
+_SYMLINK, _SUBMODULE = "120000", "160000"
+
+
+class GitError(Exception):
+    """A git command failed; the message names the command and git's reason."""
+
+
+class UnsafeTreeError(Exception):
+    """A chart tree holds an entry that could read outside the chart."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}; refused, not followed")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Entry:
+    mode: str
+    kind: str
+    oid: str
+
+
+class GitRepo:
+    """One repository on disk. Thread-safe for reads."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._batch: subprocess.Popen[bytes] | None = None
+        self._listings: dict[str, dict[str, Entry]] = {}
+        if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
+            raise GitError(f"{self.path}: not a git repository")
+
+    # -- commands ---------------------------------------------------------------------------------
+
+    def _run(
+        self, *args: str, check: bool = True, input: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run(
+            ["git", "-C", str(self.path), *args],
+            input=input,
+            capture_output=True,
+            env=_GIT_ENV,
+        )
+        if check and proc.returncode != 0:
+            reason = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise GitError(
+                f"git {args[0]} failed: {reason[-1] if reason else 'exit ' + str(proc.returncode)}"
+            )
+        return proc
+
+    def _out(self, *args: str) -> str:
+        return self._run(*args).stdout.decode(errors="replace")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._batch is not None:
+                self._batch.kill()
+                self._batch.wait()
+                self._batch = None
+
+    # -- refs and history -------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> str | None:
+        proc = self._run(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False
+        )
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        proc = self._run("merge-base", a, b, check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return (
+            self._run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode
+            == 0
+        )
+
+    def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
+        proc = self._run(
+            "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
+        )
+        if proc.returncode not in (0, 1):
+            raise GitError(f"git merge-tree failed: {proc.stderr.decode(errors='replace').strip()}")
+        lines = proc.stdout.decode(errors="replace").splitlines()
+        return tuple(dict.fromkeys(line for line in lines[1:] if line))
+
+    def tags(self) -> tuple[str, ...]:
+        return tuple(self._out("for-each-ref", "--format=%(refname:short)", "refs/tags").split())
+
+    def refs(self, pattern: str) -> dict[str, str]:
+        """Ref name → commit sha for refs matching `pattern` (e.g. `refs/pull/*/head`)."""
+        out = self._out("for-each-ref", "--format=%(objectname) %(refname)", pattern)
+        return {name: sha for sha, name in (line.split(" ", 1) for line in out.splitlines())}
+
+    def branches(self) -> dict[str, str]:
+        out = self._out(
+            "for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads", "refs/remotes"
+        )
+        return {
+            name: sha
+            for sha, name in (line.split(" ", 1) for line in out.splitlines())
+            if not name.endswith("/HEAD")
+        }
+
+    def default_branch(self) -> str | None:
+        """The remote's default branch (`origin/HEAD`), else the repository's HEAD branch."""
+        for args in (
+            ("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"),
+            ("symbolic-ref", "--quiet", "--short", "HEAD"),
+        ):
+            proc = self._run(*args, check=False)
+            if proc.returncode == 0 and proc.stdout.strip():
+                return proc.stdout.decode().strip()
+        return None
+
+    def log(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> tuple[Commit, ...]:
+        args = ["log", f"--max-count={max_count}", "--format=%H%x00%s%x00%B%x1e", rev_range]
+        if path:
+            args += ["--", path]
+        out = self._out(*args)
+        commits = []
+        for record in out.split("\x1e"):
+            record = record.strip("\n")
+            if record:
+                sha, subject, body = record.split("\x00", 2)
+                commits.append(Commit(sha=sha, subject=subject, message=body.strip()))
+        return tuple(commits)
+
+    def changes(self, a: str, b: str) -> tuple[ChangedFile, ...]:
+        """Files changed from `a` to `b` with added/removed line numbers (rename-aware)."""
+        out = self._run(
+            "-c",
+            "core.quotePath=false",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--unified=0",
+            "-M",
+            "--no-textconv",
+            a,
+            b,
+        ).stdout.decode(errors="replace")
+        return parse_unified_diff(out)
+
+    # -- trees and blobs --------------------------------------------------------------------------
+
+    def tree(self, commit: str) -> GitTree:
+        return GitTree(self, commit)
+
+    def listing(self, commit: str) -> dict[str, Entry]:
+        """Every entry of the commit's tree, recursively: path → Entry. Cached per commit."""
+        with self._lock:
+            cached = self._listings.get(commit)
+        if cached is not None:
+            return cached
+        out = self._run("ls-tree", "-r", "-t", "-z", "--full-tree", commit).stdout
+        listing: dict[str, Entry] = {}
+        for item in out.split(b"\0"):
+            if item:
+                meta, _, name = item.partition(b"\t")
+                mode, kind, oid = meta.decode().split()
+                listing[name.decode(errors="surrogateescape")] = Entry(mode, kind, oid)
+        with self._lock:
+            self._listings[commit] = listing
+        return listing
+
+    def object_id(self, commit: str, path: str) -> str | None:
+        proc = self._run(
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            f"{commit}:{path}" if path else f"{commit}^{{tree}}",
+            check=False,
+        )
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def blob(self, oid: str) -> bytes:
+        with self._lock:
+            if self._batch is None or self._batch.poll() is not None:
+                self._batch = subprocess.Popen(
+                    ["git", "-C", str(self.path), "cat-file", "--batch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    env=_GIT_ENV,
+                )
+            assert self._batch.stdin is not None and self._batch.stdout is not None
+            self._batch.stdin.write(oid.encode() + b"\n")
+            self._batch.stdin.flush()
+            header = self._batch.stdout.readline().decode().split()
+            if len(header) != 3:
+                raise GitError(f"object {oid} is missing")
+            size = int(header[2])
+            data = self._batch.stdout.read(size)
+            self._batch.stdout.read(1)  # the newline after the object
+            return data
+
+    def materialise(self, commit: str, directory: str, dest: Path) -> Path:
+        """Write `directory` at `commit` into `dest` (created) and return it, refusing unsafe entries."""
+        prefix = directory.rstrip("/") + "/" if directory not in ("", ".") else ""
+        for path, entry in self.listing(commit).items():
+            if path.startswith(prefix) and entry.kind != "tree":
+                check_entry(path, entry)
+        tree = f"{commit}:{directory}" if prefix else commit
+        archive = self._run("archive", "--format=tar", tree).stdout
+        dest.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
+            for member in members:
+                check_member(member)
+            tar.extractall(dest, members=members, filter="data")
+        return dest
+
+
+def check_entry(path: str, entry: Entry) -> None:
+    if entry.mode == _SYMLINK:
+        raise UnsafeTreeError(path, "is a symbolic link")
+    if entry.mode == _SUBMODULE:
+        raise UnsafeTreeError(path, "is a submodule")
+    parts = path.split("/")
+    if path.startswith("/") or ".." in parts:
+        raise UnsafeTreeError(path, "leaves the chart directory")
+
+
+def check_member(member: tarfile.TarInfo) -> None:
+    parts = member.name.split("/")
+    if member.name.startswith("/") or ".." in parts:
+        raise UnsafeTreeError(member.name, "leaves the chart directory")
+    if not (member.isfile() or member.isdir()):
+        raise UnsafeTreeError(member.name, "is not a regular file")
+
+
+class GitTree:
+    """The files of a repository at one commit (the `Tree` protocol of bot.context)."""
+
+    def __init__(self, repo: GitRepo, commit: str) -> None:
+        self.repo = repo
+        self.commit = commit
+
+    def entry(self, path: str) -> Entry | None:
+        return self.repo.listing(self.commit).get(path)
+
+    def read(self, path: str) -> bytes | None:
+        entry = self.entry(path)
+        if entry is None or entry.kind != "blob" or entry.mode == _SYMLINK:
+            return None
+        return self.repo.blob(entry.oid)
+
+    def text(self, path: str) -> str | None:
+        data = self.read(path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def paths(self, prefix: str = "") -> tuple[str, ...]:
+        lead = prefix.rstrip("/") + "/" if prefix not in ("", ".") else ""
+        listing = self.repo.listing(self.commit)
+        return tuple(
+            sorted(p for p, e in listing.items() if p.startswith(lead) and e.kind != "tree")
+        )
+
+    def tree_id(self, directory: str) -> str | None:
+        if directory in ("", "."):
+            return self.repo.object_id(self.commit, "")
+        entry = self.entry(directory.rstrip("/"))
+        return entry.oid if entry is not None and entry.kind == "tree" else None
+
+
+# git must never prompt, page, or read the user's config in ways that change its output.
+_GIT_ENV = {
+    **os.environ,
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "LC_ALL": "C",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}

@@ -1,0 +1,174 @@
+"""Findings and the report: the engine's output, and its two public renderings (markdown, JSON schema 1)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class Severity(StrEnum):
+    FAILURE = "failure"
+    WARNING = "warning"
+    NOTICE = "notice"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.FAILURE: 0, Severity.WARNING: 1, Severity.NOTICE: 2}
+_ICON = {Severity.FAILURE: "❌", Severity.WARNING: "⚠️", Severity.NOTICE: "ℹ️"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a reviewer would say. `rule` names the kind of finding inside its check, so that
+    config can override its severity (`checks.qos.severity.downgrade: warning`)."""
+
+    check: str
+    severity: Severity
+    title: str
+    message: str
+    rule: str = ""
+    chart: str | None = None
+    profile: str | None = None
+    subject: str | None = None
+    path: str | None = None
+    line: int | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_severity(self, severity: Severity) -> Finding:
+        return replace(self, severity=severity)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "rule": self.rule,
+            "severity": str(self.severity),
+            "chart": self.chart,
+            "profile": self.profile,
+            "subject": self.subject,
+            "title": self.title,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "data": dict(self.data),
+        }
+
+
+@dataclass(frozen=True)
+class RenderErrorEntry:
+    side: str
+    profile: str
+    template: str | None
+    line: int | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "side": self.side,
+            "profile": self.profile,
+            "template": self.template,
+            "line": self.line,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class ChartSummary:
+    """What the report says of one chart, whatever the checks found."""
+
+    path: str
+    name: str
+    version_base: str | None
+    version_head: str | None
+    profiles: tuple[str, ...]
+    render_errors: tuple[RenderErrorEntry, ...] = ()
+    # Per-chart data that checks give the report, by key (the QoS check gives `qos`: side -> profile
+    # -> pod key -> class). The engine carries it without knowing its shape.
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "name": self.name,
+            "version": {"base": self.version_base, "head": self.version_head},
+            "profiles": list(self.profiles),
+            "qos": {"base": {}, "head": {}},
+            "render_errors": [e.to_json() for e in self.render_errors],
+        }
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    base: str  # the commit the head is compared with: the merge base of target and head
+    head: str
+    target: str  # the tip of the branch the PR targets
+    charts: tuple[ChartSummary, ...]
+    findings: tuple[Finding, ...]
+    checks_run: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity is Severity.FAILURE for f in self.findings)
+
+    def findings_for(self, check: str) -> list[Finding]:
+        return [f for f in self.findings if f.check == check]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_VERSION,
+            "base": self.base,
+            "head": self.head,
+            "target": self.target,
+            "charts": [c.to_json() for c in self.charts],
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+    def to_json_text(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+
+
+def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """Worst first, then by where they are, so output is stable from run to run."""
+    return tuple(
+        sorted(
+            findings,
+            key=lambda f: (
+                f.severity.rank,
+                f.check,
+                f.chart or "",
+                f.profile or "",
+                f.subject or "",
+                f.path or "",
+                f.line or 0,
+                f.title,
+            ),
+        )
+    )
+
+
+def counts(findings: Iterable[Finding]) -> dict[Severity, int]:
+    tally = {s: 0 for s in Severity}
+    for f in findings:
+        tally[f.severity] += 1
+    return tally
+
+
+def headline(findings: Iterable[Finding]) -> str:
+    tally = counts(findings)
+    if not any(tally.values()):
+        return "no findings"
+    parts = [f"{n} {s}{'' if n == 1 else 's'}" for s, n in tally.items() if n]
+    return ", ".join(parts)
+
+
+def icon(severity: Severity) -> str:
+    return _ICON[severity]

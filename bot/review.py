@@ -1,0 +1,202 @@
+"""The engine: a repository, a base and a head → a Report. No GitHub, no HTTP, no queue."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import checks as registry
+from bot.charts import ChartSource, chart_dirs, chart_meta, render_chart
+from bot.config import CONFIG_PATH, Config, parse_config
+from bot.context import Context, OpenPR, PullRequestInfo, RepoResolver, no_links
+from bot.gitrepo import GitRepo
+from bot.render import RenderCache, Renderer
+from bot.renderfindings import render_findings, render_error_entries
+from bot.report import ChartSummary, Finding, Report, Severity, sort_findings
+
+
+class ReviewError(Exception):
+    """The review could not run at all (unknown ref, unreadable config): exit 2, or a failed job."""
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    base: str  # the branch (or commit) the PR targets
+    head: str
+    develop: str | None = (
+        None  # the integration branch; None → `develop` if it exists, else default
+    )
+    charts: tuple[str, ...] = ()  # only these chart directories; () → the ones the PR touches
+    all_charts: bool = False
+    profiles: tuple[str, ...] = ()  # only these profiles; () → all
+    release_name: str | None = None
+    namespace: str | None = None
+    open_prs: tuple[OpenPR, ...] = ()
+    pr: PullRequestInfo = PullRequestInfo()
+    links: RepoResolver = no_links
+    only_checks: tuple[str, ...] = ()  # () → every enabled check
+
+
+@dataclass
+class Timings:
+    """Where a review's time went, for the benchmark."""
+
+    render: float = 0.0
+    checks: float = 0.0
+    total: float = 0.0
+    by_check: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    report: Report
+    context: Context
+    explanations: tuple[str, ...] = ()
+
+
+class Engine:
+    def __init__(self, repo: GitRepo, renderer: Renderer, cache: RenderCache | None = None) -> None:
+        self.repo = repo
+        self.renderer = renderer
+        self.cache = cache if cache is not None else RenderCache()
+        self.timings = Timings()
+
+    def resolve(self, ref: str, what: str) -> str:
+        sha = self.repo.resolve(ref)
+        if sha is None:
+            raise ReviewError(f"{what} '{ref}' is not a commit in {self.repo.path}")
+        return sha
+
+    def develop_ref(self, requested: str | None, config: Config) -> str | None:
+        for ref in (requested, config.develop, "develop", self.repo.default_branch()):
+            if ref and self.repo.resolve(ref):
+                return ref
+        if requested:
+            raise ReviewError(f"--develop '{requested}' is not a commit in {self.repo.path}")
+        return None
+
+    def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
+        started = time.perf_counter()
+        target = self.resolve(inp.base, "base")
+        head = self.resolve(inp.head, "head")
+        merge_base = self.repo.merge_base(target, head) or target
+        config = self.load_config(target)
+        develop_ref = self.develop_ref(inp.develop, config)
+        develop = self.repo.resolve(develop_ref) if develop_ref else None
+        changes = self.repo.changes(merge_base, head)
+        base_tree, head_tree = self.repo.tree(merge_base), self.repo.tree(head)
+        release = inp.release_name or config.release_name or "release"
+        namespace = inp.namespace or config.namespace or "default"
+
+        dirs = chart_dirs(
+            base_tree, head_tree, changes, inp.charts or tuple(config.charts or ()), inp.all_charts
+        )
+        t0 = time.perf_counter()
+        sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
+        charts = tuple(
+            render_chart(
+                s, config, inp.profiles, self.renderer, self.cache, self.repo, release, namespace
+            )
+            for s in sources
+        )
+        self.timings.render += time.perf_counter() - t0
+
+        ctx = Context(
+            config=config,
+            git=self.repo,
+            base=base_tree,
+            head=head_tree,
+            target=self.repo.tree(target),
+            develop=self.repo.tree(develop) if develop else None,
+            changes=changes,
+            charts=tuple(c.renders for c in charts),
+            open_prs=tuple(p for p in inp.open_prs if p.head != head),
+            pr=inp.pr
+            if inp.pr.commits
+            else replace(inp.pr, commits=self.repo.log(f"{merge_base}..{head}", max_count=250)),
+            links=inp.links,
+            release_name=release,
+            namespace=namespace,
+        )
+        findings: list[Finding] = []
+        for chart in charts:
+            findings += render_findings(chart)
+        chart_data: dict[str, dict[str, Any]] = {c.renders.path: {} for c in charts}
+        explanations: list[str] = []
+        t1 = time.perf_counter()
+        for check in self.enabled_checks(config, inp.only_checks):
+            c0 = time.perf_counter()
+            findings += self.run_check(check, ctx, chart_data, explanations if explain else None)
+            self.timings.by_check[check.name] = (
+                self.timings.by_check.get(check.name, 0.0) + time.perf_counter() - c0
+            )
+        self.timings.checks += time.perf_counter() - t1
+
+        summaries = tuple(
+            ChartSummary(
+                path=c.renders.path,
+                name=c.renders.name,
+                version_base=chart_meta(base_tree, c.renders.path).version,
+                version_head=chart_meta(head_tree, c.renders.path).version,
+                profiles=tuple(sorted(set(c.renders.base) | set(c.renders.head))),
+                render_errors=render_error_entries(c),
+                extra=chart_data[c.renders.path],
+            )
+            for c in charts
+        )
+        report = Report(
+            base=merge_base,
+            head=head,
+            target=target,
+            charts=summaries,
+            findings=sort_findings(apply_overrides(findings, config)),
+            checks_run=tuple(c.name for c in self.enabled_checks(config, inp.only_checks)),
+        )
+        self.timings.total += time.perf_counter() - started
+        return ReviewResult(report, ctx, tuple(explanations))
+
+    def load_config(self, commit: str) -> Config:
+        text = self.repo.tree(commit).text(CONFIG_PATH)
+        return parse_config(text)  # ConfigError names the key and line
+
+    @staticmethod
+    def enabled_checks(config: Config, only: Sequence[str]) -> list[registry.Check]:
+        return [
+            c for c in registry.CHECKS if config.enabled(c.name) and (not only or c.name in only)
+        ]
+
+    @staticmethod
+    def run_check(
+        check: registry.Check,
+        ctx: Context,
+        chart_data: dict[str, dict[str, Any]],
+        explanations: list[str] | None,
+    ) -> list[Finding]:
+        if check.scope == "repo":
+            if explanations is not None and check.explain is not None:
+                explanations += check.explain(ctx)
+            return check.run(ctx)
+        found: list[Finding] = []
+        for chart in ctx.charts:
+            chart_ctx = ctx.for_chart(chart)
+            found += check.run(chart_ctx)
+            if check.chart_data is not None:
+                chart_data[chart.path].update(check.chart_data(chart_ctx))
+            if explanations is not None and check.explain is not None:
+                explanations += check.explain(chart_ctx)
+        return found
+
+
+def apply_overrides(findings: Sequence[Finding], config: Config) -> list[Finding]:
+    """Config may set one severity for a check, or one per rule (`checks.qos.severity.downgrade`)."""
+    out = []
+    for f in findings:
+        override = config.check(f.check).severity
+        if isinstance(override, str):
+            f = f.with_severity(Severity(override))
+        elif isinstance(override, dict) and f.rule in override:
+            f = f.with_severity(Severity(override[f.rule]))
+        out.append(f)
+    return out

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 import json
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from bot.chartfiles import HELMIGNORE, ignored, parse_rules
 from bot.config import Config
 from bot.context import ChangedFile, ChartRenders, RenderError, Rendered
 from bot.gitrepo import GitRepo, GitTree, UnsafeTreeError, check_entry
@@ -21,6 +22,10 @@ from bot.render import CachedRender, CacheKey, Profile, RenderCache, Renderer, R
 from bot.render import discover_profiles, load_values
 
 SIDES = ("base", "head")
+# Helm renders outside the GIL (a ctypes call), so one profile renders while another's YAML is parsed.
+_POOL = ThreadPoolExecutor(
+    max_workers=max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="render"
+)
 
 
 class ChartError(Exception):
@@ -145,6 +150,7 @@ def render_chart(
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
     all_profiles: dict[str, Profile] = {}
+    pending: dict[str, dict[str, Future[Rendered]]] = {}
     for side in SIDES:
         if not source.exists(side):
             continue
@@ -160,11 +166,24 @@ def render_chart(
             err = RenderError(None, None, f"chart tree refused: {reason}")
             sides[side] = {n: Rendered(n, error=err) for n in profiles}
             continue
-        with _Materialiser(repo, tree.commit, source.path) as materialiser:
-            for name, profile in profiles.items():
-                sides[side][name] = render_profile(
-                    tree, source.path, profile, materialiser, renderer, cache, release, namespace
-                )
+        archiver = _Archiver(repo, tree, source.path)
+        futures = {
+            name: _POOL.submit(
+                render_profile,
+                tree,
+                source.path,
+                profile,
+                archiver,
+                renderer,
+                cache,
+                release,
+                namespace,
+            )
+            for name, profile in profiles.items()
+        }
+        pending[side] = futures
+    for side, futures in pending.items():
+        sides[side].update({name: future.result() for name, future in futures.items()})
     meta = (
         chart_meta(source.head, source.path)
         if source.exists("head")
@@ -205,25 +224,28 @@ def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
     return None
 
 
-class _Materialiser:
-    """Writes the chart directory out only when a render actually needs it (a cache miss)."""
+class _Archiver:
+    """Builds the chart's archive only when a render actually needs it (a cache miss), once."""
 
-    def __init__(self, repo: GitRepo, commit: str, chart_dir: str) -> None:
-        self.repo, self.commit, self.chart_dir = repo, commit, chart_dir
-        self._tmp: str | None = None
+    def __init__(self, repo: GitRepo, tree: GitTree, chart_dir: str) -> None:
+        self.repo, self.tree, self.chart_dir = repo, tree, chart_dir
+        self._archive: bytes | None = None
+        self._lock = threading.Lock()
 
-    def __enter__(self) -> _Materialiser:
-        return self
+    def archive(self) -> bytes:
+        with self._lock:
+            return self._build()
 
-    def path(self) -> Path:
-        if self._tmp is None:
-            self._tmp = tempfile.mkdtemp(prefix="chart-review-")
-            self.repo.materialise(self.commit, self.chart_dir, Path(self._tmp) / "chart")
-        return Path(self._tmp) / "chart"
-
-    def __exit__(self, *exc: object) -> None:
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+    def _build(self) -> bytes:
+        if self._archive is None:
+            rules = parse_rules(
+                (self.tree.text(f"{self.chart_dir}/{HELMIGNORE}".lstrip("./")) or "").splitlines()
+            )
+            # Helm's own directory loader skips what .helmignore names; an archive must be built so.
+            self._archive = self.repo.archive(
+                self.tree.commit, self.chart_dir, lambda rel: not ignored(rel, rules)
+            )
+        return self._archive
 
 
 def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str]:
@@ -259,7 +281,7 @@ def render_profile(
     tree: GitTree,
     chart_dir: str,
     profile: Profile,
-    materialiser: _Materialiser,
+    archiver: _Archiver,
     renderer: Renderer,
     cache: RenderCache,
     release: str,
@@ -274,7 +296,7 @@ def render_profile(
     if hit is None:
         try:
             hit = CachedRender(
-                renderer.render(materialiser.path(), values, release, namespace), None
+                renderer.render(archiver.archive(), values, release, namespace), None
             )
         except RenderFailure as exc:
             hit = CachedRender(None, exc)

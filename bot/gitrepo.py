@@ -1,8 +1,9 @@
 """git objects at any commit, read without touching a work tree (bare or not).
 
 Everything goes through `git` itself: one long-lived `cat-file --batch` per repository for blobs, and
-plain commands for the rest. A chart directory is materialised from `git archive` into a private temp
-dir, refusing anything that would leave it (symlinks, submodules, absolute or `..` paths, devices)."""
+plain commands for the rest. A chart directory becomes an in-memory archive of its blobs, refusing
+anything that could reach outside it (symlinks, submodules, absolute or `..` paths); git stores no
+device files, so only blobs are ever included."""
 
 from __future__ import annotations
 
@@ -11,13 +12,19 @@ import os
 import subprocess
 import tarfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.context import ChangedFile, Commit
 from bot.diffparse import parse_unified_diff
 
-_SYMLINK, _SUBMODULE = "120000", "160000"
+_SYMLINK, _SUBMODULE, _EXECUTABLE = "120000", "160000", "100755"
+_BATCH_CHUNK = 256  # 256 requests of 41 bytes stay well inside a 64 KiB pipe buffer
+
+
+def _all(_: str) -> bool:
+    return True
 
 
 class GitError(Exception):
@@ -199,40 +206,59 @@ class GitRepo:
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def blob(self, oid: str) -> bytes:
-        with self._lock:
-            if self._batch is None or self._batch.poll() is not None:
-                self._batch = subprocess.Popen(
-                    ["git", "-C", str(self.path), "cat-file", "--batch"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    env=_GIT_ENV,
-                )
-            assert self._batch.stdin is not None and self._batch.stdout is not None
-            self._batch.stdin.write(oid.encode() + b"\n")
-            self._batch.stdin.flush()
-            header = self._batch.stdout.readline().decode().split()
-            if len(header) != 3:
-                raise GitError(f"object {oid} is missing")
-            size = int(header[2])
-            data = self._batch.stdout.read(size)
-            self._batch.stdout.read(1)  # the newline after the object
-            return data
+        return self.blobs([oid])[0]
 
-    def materialise(self, commit: str, directory: str, dest: Path) -> Path:
-        """Write `directory` at `commit` into `dest` (created) and return it, refusing unsafe entries."""
+    def blobs(self, oids: list[str]) -> list[bytes]:
+        """Blobs by id through the long-lived `cat-file --batch`, requests pipelined in chunks small
+        enough to sit in the pipe's buffer (so neither side can block the other)."""
+        out: list[bytes] = []
+        with self._lock:
+            batch = self._batch_process()
+            assert batch.stdin is not None and batch.stdout is not None
+            for start in range(0, len(oids), _BATCH_CHUNK):
+                chunk = oids[start : start + _BATCH_CHUNK]
+                batch.stdin.write(b"".join(oid.encode() + b"\n" for oid in chunk))
+                batch.stdin.flush()
+                for oid in chunk:
+                    header = batch.stdout.readline().decode().split()
+                    if len(header) != 3:
+                        raise GitError(f"object {oid} is missing")
+                    out.append(batch.stdout.read(int(header[2])))
+                    batch.stdout.read(1)  # the newline after each object
+        return out
+
+    def _batch_process(self) -> subprocess.Popen[bytes]:
+        if self._batch is None or self._batch.poll() is not None:
+            self._batch = subprocess.Popen(
+                ["git", "-C", str(self.path), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=_GIT_ENV,
+            )
+        return self._batch
+
+    def archive(self, commit: str, directory: str, keep: Callable[[str], bool] = _all) -> bytes:
+        """`directory` at `commit` as an in-memory chart archive (`chart/...`, gzip): Helm loads it
+        without a filesystem, so `.Files` can only ever see these blobs. Every entry is checked first;
+        `keep` filters on the path relative to the directory (`.helmignore`)."""
         prefix = directory.rstrip("/") + "/" if directory not in ("", ".") else ""
-        for path, entry in self.listing(commit).items():
-            if path.startswith(prefix) and entry.kind != "tree":
-                check_entry(path, entry)
-        tree = f"{commit}:{directory}" if prefix else commit
-        archive = self._run("archive", "--format=tar", tree).stdout
-        dest.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
-            for member in members:
-                check_member(member)
-            tar.extractall(dest, members=members, filter="data")
-        return dest
+        entries = [(p, e) for p, e in self.listing(commit).items() if p.startswith(prefix)]
+        for path, entry in entries:
+            check_entry(path, entry)
+        wanted = [
+            (p[len(prefix) :], e) for p, e in entries if e.kind == "blob" and keep(p[len(prefix) :])
+        ]
+        buffer = io.BytesIO()
+        # Level 1: the archive lives for one load; compressing harder only costs time.
+        with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
+            for (relative, entry), data in zip(
+                wanted, self.blobs([e.oid for _, e in wanted]), strict=True
+            ):
+                info = tarfile.TarInfo(f"chart/{relative}")
+                info.size = len(data)
+                info.mode = 0o755 if entry.mode == _EXECUTABLE else 0o644
+                tar.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
 
 
 def check_entry(path: str, entry: Entry) -> None:
@@ -240,17 +266,11 @@ def check_entry(path: str, entry: Entry) -> None:
         raise UnsafeTreeError(path, "is a symbolic link")
     if entry.mode == _SUBMODULE:
         raise UnsafeTreeError(path, "is a submodule")
+    if entry.kind not in ("blob", "tree"):
+        raise UnsafeTreeError(path, "is not a regular file")
     parts = path.split("/")
     if path.startswith("/") or ".." in parts:
         raise UnsafeTreeError(path, "leaves the chart directory")
-
-
-def check_member(member: tarfile.TarInfo) -> None:
-    parts = member.name.split("/")
-    if member.name.startswith("/") or ".." in parts:
-        raise UnsafeTreeError(member.name, "leaves the chart directory")
-    if not (member.isfile() or member.isdir()):
-        raise UnsafeTreeError(member.name, "is not a regular file")
 
 
 class GitTree:

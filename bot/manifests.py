@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -13,9 +14,6 @@ try:  # libyaml's loader is ~12x faster than the pure-Python one and would other
     _LOADER: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _LOADER = yaml.SafeLoader
-
-# Helm marks each rendered document with the template that produced it.
-_SOURCE_RE = re.compile(r"^# Source: (\S+)\s*$", re.MULTILINE)
 
 
 class ManifestError(Exception):
@@ -57,11 +55,17 @@ def template_repo_path(rendered_name: str, chart_dir: str) -> str:
     return f"{chart_dir}/{rest}" if chart_dir not in ("", ".") else rest
 
 
-def load_documents(text: str, template: str) -> Iterator[Mapping[str, Any]]:
+def load_documents(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
+    """The mappings in a rendered template. Parsing dominates a review's own cost, and most templates
+    render the same text on both sides and for every profile, so identical text is parsed once."""
+    return _parse_cached(text, template)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_cached(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
     try:
-        for doc in yaml.load_all(text, Loader=_LOADER):  # noqa: S506 - CSafeLoader is safe
-            if isinstance(doc, dict):
-                yield doc
+        docs = yaml.load_all(text, Loader=_LOADER)  # noqa: S506 - CSafeLoader is safe
+        return tuple(doc for doc in docs if isinstance(doc, dict))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -158,3 +162,23 @@ def container_name_line(source: str | None, container: str) -> int | None:
         rf"^\s*-\s+name:\s*[\"']?{name}[\"']?\s*(#.*)?$",
         rf"^\s*name:\s*[\"']?{name}[\"']?\s*(#.*)?$",
     )
+
+
+def documents_from_text(text: str, source: str, namespace: str) -> tuple[Document, ...]:
+    """The objects of one multi-document YAML text (e.g. `helm template` output), each with
+    `template` set to `source`; objects without a kind or name are skipped, as in parse_rendered."""
+    docs: list[Document] = []
+    for body in load_documents(text, source):
+        kind, meta = body.get("kind"), body.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if not isinstance(kind, str) or not isinstance(name, str):
+            continue
+        ns = meta.get("namespace") if isinstance(meta, dict) else None
+        ns = ns if isinstance(ns, str) and ns else namespace
+        docs.append(Document(kind, name, ns, source, body))
+    return tuple(docs)
+
+
+def clear_parse_cache() -> None:
+    """Forget parsed templates (benchmarks measure a cold review)."""
+    _parse_cached.cache_clear()

@@ -38,9 +38,10 @@ class Renderer(Protocol):
     version: str
 
     def render(
-        self, chart_dir: Path, values: Mapping[str, Any], release: str, namespace: str
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
     ) -> dict[str, str]:
-        """Template name (`<chart>/templates/x.yaml`) → rendered text. Raises RenderFailure."""
+        """Render a chart archive (.tgz bytes): template name (`<chart>/templates/x.yaml`) → text.
+        Raises RenderFailure."""
         ...
 
 
@@ -62,10 +63,10 @@ class EmbeddedHelm:
         self.version = f"helm-python-sdk/{helm_python.__version__}"
 
     def render(
-        self, chart_dir: Path, values: Mapping[str, Any], release: str, namespace: str
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
     ) -> dict[str, str]:
         try:
-            with self._helm.Chart.load(chart_dir) as chart:
+            with self._helm.Chart.load_archive(archive) as chart:
                 return chart.render(
                     values=dict(values), name=release, namespace=namespace, is_install=True
                 )
@@ -85,13 +86,14 @@ class HelmCLI:
         self.version = f"helm-cli/{out.stdout.strip() or 'unknown'}"
 
     def render(
-        self, chart_dir: Path, values: Mapping[str, Any], release: str, namespace: str
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
     ) -> dict[str, str]:
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as vf:
-            json.dump(values, vf)
-            vf.flush()
+        with tempfile.TemporaryDirectory(prefix="chart-review-") as tmp:
+            chart, vf = Path(tmp) / "chart.tgz", Path(tmp) / "values.json"
+            chart.write_bytes(archive)
+            vf.write_text(json.dumps(values))
             proc = subprocess.run(
-                [self._binary, "template", release, str(chart_dir), "-n", namespace, "-f", vf.name],
+                [self._binary, "template", release, str(chart), "-n", namespace, "-f", str(vf)],
                 capture_output=True,
                 text=True,
                 timeout=300,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from bot.charts import ChartResult
-from bot.context import RenderError
+from bot.context import ChartRenders, RenderError
 from bot.report import Finding, RenderErrorEntry, Severity
 
 CHECK = "render"
@@ -25,87 +26,115 @@ def _where(err: RenderError) -> str:
 
 def render_findings(chart: ChartResult) -> list[Finding]:
     r = chart.renders
-    out: list[Finding] = []
-    for side in ("head",):
-        if side in chart.refused and chart.refused.get("base") != chart.refused[side]:
-            out.append(
-                _finding(
-                    r.path,
-                    None,
-                    Severity.FAILURE,
-                    "unsafe-tree",
-                    f"{r.path}: chart tree refused at head",
-                    chart.refused[side] + ". The chart was not rendered.",
-                    None,
-                )
-            )
-        elif side in chart.refused:
-            out.append(
+    refused = chart.refused.get("head")
+    if refused is not None:
+        if chart.refused.get("base") == refused:
+            return [
                 _finding(
                     r.path,
                     None,
                     Severity.NOTICE,
                     "unsafe-tree",
                     f"{r.path}: chart tree refused at base and head",
-                    chart.refused[side] + " (already so at base, not this PR's doing).",
+                    f"{refused} (already so at base, not this PR's doing).",
                     None,
                 )
+            ]
+        return [
+            _finding(
+                r.path,
+                None,
+                Severity.FAILURE,
+                "unsafe-tree",
+                f"{r.path}: chart tree refused at head",
+                f"{refused}. The chart was not rendered.",
+                None,
             )
-    if "head" in chart.refused:
-        return out
+        ]
+    out: list[Finding] = []
     for profile in sorted(set(r.base) | set(r.head)):
-        base = r.base[profile].error if profile in r.base else None
-        head = r.head[profile].error if profile in r.head else None
-        if head is not None and base is None:
-            why = "where the base rendered" if profile in r.base else "(a profile this PR adds)"
-            out.append(
-                _finding(
-                    r.path,
-                    profile,
-                    Severity.FAILURE,
-                    "head-fails",
-                    f"{r.path} fails to render on profile {profile}",
-                    f"profile {profile}: the head fails to render {why}: {_where(head)}: {head.message}",
-                    head,
-                )
+        finding = _profile_finding(r, profile)
+        if finding is not None:
+            out.append(finding)
+    return merge_profiles(out)
+
+
+def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:
+    base = r.base[profile].error if profile in r.base else None
+    head = r.head[profile].error if profile in r.head else None
+    if head is not None and base is None:
+        why = "where the base rendered" if profile in r.base else "(a profile this PR adds)"
+        return _finding(
+            r.path,
+            profile,
+            Severity.FAILURE,
+            "head-fails",
+            f"{r.path} fails to render on profile {profile}",
+            f"profile {profile}: the head fails to render {why}: {_where(head)}: {head.message}",
+            head,
+        )
+    if head is not None and base is not None:
+        if _same(base, head):
+            return _finding(
+                r.path,
+                profile,
+                Severity.NOTICE,
+                "fails-both",
+                f"{r.path} fails to render on profile {profile}, at base too",
+                f"profile {profile}: fails at base and head alike, so not this PR's doing: "
+                f"{_where(head)}: {head.message}",
+                head,
             )
-        elif head is not None and base is not None:
-            if _same(base, head):
-                out.append(
-                    _finding(
-                        r.path,
-                        profile,
-                        Severity.NOTICE,
-                        "fails-both",
-                        f"{r.path} fails to render on profile {profile}, at base too",
-                        f"profile {profile}: fails at base and head alike, so not this PR's doing: {_where(head)}: {head.message}",
-                        head,
-                    )
-                )
-            else:
-                out.append(
-                    _finding(
-                        r.path,
-                        profile,
-                        Severity.WARNING,
-                        "fails-differently",
-                        f"{r.path} still fails to render on profile {profile}, differently",
-                        f"profile {profile}: the base failed with `{base.message}`; the head fails with {_where(head)}: {head.message}",
-                        head,
-                    )
-                )
-        elif base is not None and profile in r.head:
-            out.append(
-                _finding(
-                    r.path,
-                    profile,
-                    Severity.NOTICE,
-                    "fixed",
-                    f"{r.path} renders again on profile {profile}",
-                    f"profile {profile}: the base failed to render ({_where(base)}: {base.message}); the head fixes it.",
-                    None,
-                )
+        return _finding(
+            r.path,
+            profile,
+            Severity.WARNING,
+            "fails-differently",
+            f"{r.path} still fails to render on profile {profile}, differently",
+            f"profile {profile}: the base failed with `{base.message}`; the head fails with "
+            f"{_where(head)}: {head.message}",
+            head,
+        )
+    if base is not None and profile in r.head:
+        return _finding(
+            r.path,
+            profile,
+            Severity.NOTICE,
+            "fixed",
+            f"{r.path} renders again on profile {profile}",
+            f"profile {profile}: the base failed to render ({_where(base)}: {base.message}); "
+            "the head fixes it.",
+            None,
+        )
+    return None
+
+
+def merge_profiles(findings: list[Finding]) -> list[Finding]:
+    """The same failure on several profiles is one finding that names them all."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for f in findings:
+        key = (f.rule, f.severity, f.path, f.line, f.message.split(": ", 1)[-1])
+        groups.setdefault(key, []).append(f)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            out.append(first)
+            continue
+        names = [f.profile or "" for f in group]
+        listed = ", ".join(names)
+        out.append(
+            replace(
+                first,
+                profile=None,
+                subject=listed,
+                title=first.title.replace(f"profile {first.profile}", f"profiles {listed}"),
+                message=first.message.replace(
+                    f"profile {first.profile}:", f"profiles {listed}:", 1
+                ),
+                data={"profiles": names},
             )
+        )
     return out
 
 

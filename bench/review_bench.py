@@ -1,0 +1,168 @@
+"""How much a whole review costs next to the Helm renders it needs, measured in one run as ratios.
+
+A generated chart of ~50 templates and 5 profiles, base and head in a real git repository. Each round
+times (a) the engine's whole review with a cold render cache and (b) the same 10 renders alone (Helm
+loading the chart directory and rendering it, nothing else). Reported: medians, and their ratio.
+Target: the review costs at most 2x the raw renders; each check's share of the renders is listed.
+
+    .venv/bin/python bench/review_bench.py [--rounds N] [--templates N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import helm_python
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.gitrepo import GitRepo  # noqa: E402
+from bot.manifests import clear_parse_cache  # noqa: E402
+from bot.render import EmbeddedHelm, RenderCache  # noqa: E402
+from bot.review import Engine, ReviewInput  # noqa: E402
+
+PROFILES = ("aks", "bm", "eks", "gke", "oc")
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{{{ .Release.Name }}}}-svc{i}
+  labels: {{{{- include "bench.labels" . | nindent 4 }}}}
+spec:
+  replicas: {{{{ .Values.replicas }}}}
+  selector:
+    matchLabels: {{app: svc{i}}}
+  template:
+    metadata:
+      labels: {{app: svc{i}}}
+    spec:
+      initContainers:
+        - name: init
+          image: busybox
+          resources: {{{{- toYaml .Values.resources | nindent 12 }}}}
+      containers:
+        - name: svc{i}
+          image: "example/svc{i}:{{{{ .Values.tag }}}}"
+          ports: [{{name: http, containerPort: 8080}}]
+          readinessProbe: {{httpGet: {{path: /healthz, port: http}}}}
+          env:
+{{{{- range $k, $v := .Values.env }}}}
+            - {{name: {{{{ $k }}}}, value: {{{{ $v | quote }}}}}}
+{{{{- end }}}}
+          resources: {{{{- toYaml .Values.resources | nindent 12 }}}}
+"""
+SERVICE = """apiVersion: v1
+kind: Service
+metadata: {{name: '{{{{ .Release.Name }}}}-svc{i}'}}
+spec:
+  selector: {{app: svc{i}}}
+  ports: [{{port: 80, targetPort: http}}]
+"""
+
+
+def write_chart(root: Path, templates: int, head: bool) -> None:
+    chart = root / "bench"
+    (chart / "templates").mkdir(parents=True, exist_ok=True)
+    (chart / "ci").mkdir(exist_ok=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: bench\nversion: 1.0.{int(head)}\n")
+    (chart / "values.yaml").write_text(
+        "replicas: 1\ntag: '1'\nenv: {A_PORT: '8080', LOG: info, MODE: prod}\n"
+        "resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}\n"
+    )
+    (chart / "templates/_helpers.tpl").write_text(
+        '{{- define "bench.labels" -}}\napp.kubernetes.io/name: bench\n'
+        "app.kubernetes.io/instance: {{ .Release.Name }}\n{{- end -}}\n"
+    )
+    for i in range(templates // 2):
+        text = DEPLOYMENT.format(i=i)
+        if head and i % 5 == 0:
+            text = text.replace("replicas: {{ .Values.replicas }}", "replicas: 2")
+        (chart / f"templates/svc{i}-deployment.yaml").write_text(text)
+        (chart / f"templates/svc{i}-service.yaml").write_text(SERVICE.format(i=i))
+    for n, name in enumerate(PROFILES):
+        cpu = "100m" if n % 2 else "200m"
+        (chart / f"ci/{name}-values.yaml").write_text(
+            f"replicas: {n + 1}\nresources: {{requests: {{cpu: {cpu}, memory: 64Mi}}, "
+            f"limits: {{cpu: {cpu}, memory: 64Mi}}}}\n"
+        )
+
+
+def git(root: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b", "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root)}
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                          text=True, env=env).stdout.strip()
+
+
+def build_repo(root: Path, templates: int) -> None:
+    git(root, "init", "-q", "-b", "develop")
+    write_chart(root, templates, head=False)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    git(root, "checkout", "-qb", "pr")
+    write_chart(root, templates, head=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "head")
+
+
+def raw_renders(dirs: list[Path]) -> float:
+    """The renders alone: Helm loads each side's chart directory and renders it for each profile, as
+    `helm template -f ci/NAME-values.yaml` would, and nothing else."""
+    t0 = time.perf_counter()
+    for chart_dir in dirs:
+        for name in PROFILES:
+            values = yaml.load((chart_dir / f"ci/{name}-values.yaml").read_text(), yaml.CSafeLoader)
+            with helm_python.Chart.load(chart_dir) as chart:
+                chart.render(values=values, name="release", namespace="default", is_install=True)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--templates", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        build_repo(root, args.templates)
+        sides = []
+        for ref in ("develop", "pr"):
+            dest = Path(tmp) / ref
+            git(root, "worktree", "add", "-q", "--detach", str(dest), ref)
+            sides.append(dest / "bench")
+        helm = EmbeddedHelm()
+        repo = GitRepo(root)
+        reviews, raws, checks_share = [], [], {}
+        raw_renders(sides)  # warm the library once, as a long-running worker would be
+        for _ in range(args.rounds):
+            engine = Engine(repo, helm, RenderCache())
+            clear_parse_cache()
+            t0 = time.perf_counter()
+            result = engine.review(ReviewInput(base="develop", head="pr"))
+            reviews.append(time.perf_counter() - t0)
+            raws.append(raw_renders(sides))
+            for name, seconds in engine.timings.by_check.items():
+                checks_share.setdefault(name, []).append(seconds)
+        review_s, raw_s = statistics.median(reviews), statistics.median(raws)
+        pods = sum(len(r.documents) for c in result.context.charts for r in c.head.values())
+        print(f"chart: {args.templates} templates, {len(PROFILES)} profiles, 2 sides "
+              f"({pods} objects at head); {args.rounds} rounds, medians")
+        print(f"whole review       {review_s * 1000:8.1f} ms")
+        print(f"raw renders alone  {raw_s * 1000:8.1f} ms")
+        print(f"ratio review/raw   {review_s / raw_s:8.2f}x   (target <= 2.00x)")
+        for name, samples in sorted(checks_share.items()):
+            share = statistics.median(samples) / raw_s
+            print(f"check {name:<12} {statistics.median(samples) * 1000:8.2f} ms = {share:6.1%} of the renders")
+        print(yaml.safe_dump({"ratio": round(review_s / raw_s, 3)}).strip())
+
+
+if __name__ == "__main__":
+    main()

@@ -95,10 +95,17 @@ def write_chart(root: Path, templates: int, head: bool) -> None:
 
 
 def git(root: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@b", "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root)}
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True, env=env).stdout.strip()
+    env = {
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "HOME": str(root),
+    }
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 def build_repo(root: Path, templates: int) -> None:
@@ -153,14 +160,18 @@ def main() -> None:
                 checks_share.setdefault(name, []).append(seconds)
         review_s, raw_s = statistics.median(reviews), statistics.median(raws)
         pods = sum(len(r.documents) for c in result.context.charts for r in c.head.values())
-        print(f"chart: {args.templates} templates, {len(PROFILES)} profiles, 2 sides "
-              f"({pods} objects at head); {args.rounds} rounds, medians")
+        print(
+            f"chart: {args.templates} templates, {len(PROFILES)} profiles, 2 sides "
+            f"({pods} objects at head); {args.rounds} rounds, medians"
+        )
         print(f"whole review       {review_s * 1000:8.1f} ms")
         print(f"raw renders alone  {raw_s * 1000:8.1f} ms")
         print(f"ratio review/raw   {review_s / raw_s:8.2f}x   (target <= 2.00x)")
         for name, samples in sorted(checks_share.items()):
             share = statistics.median(samples) / raw_s
-            print(f"check {name:<12} {statistics.median(samples) * 1000:8.2f} ms = {share:6.1%} of the renders")
+            print(
+                f"check {name:<12} {statistics.median(samples) * 1000:8.2f} ms = {share:6.1%} of the renders"
+            )
         print(yaml.safe_dump({"ratio": round(review_s / raw_s, 3)}).strip())
 
 

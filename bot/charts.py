@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-import json
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,11 +15,19 @@ import yaml
 
 from bot.chartfiles import HELMIGNORE, ignored, parse_rules
 from bot.config import Config
-from bot.context import ChangedFile, ChartRenders, RenderError, Rendered
+from bot.context import ChangedFile, ChartRenders, Rendered, RenderError
 from bot.gitrepo import GitRepo, GitTree, UnsafeTreeError, check_entry
 from bot.manifests import ManifestError, parse_rendered, template_repo_path
-from bot.render import CachedRender, CacheKey, Profile, RenderCache, Renderer, RenderFailure
-from bot.render import discover_profiles, load_values
+from bot.render import (
+    CachedRender,
+    CacheKey,
+    Profile,
+    RenderCache,
+    Renderer,
+    RenderFailure,
+    discover_profiles,
+    load_values,
+)
 
 SIDES = ("base", "head")
 # Helm renders outside the GIL (a ctypes call), so one profile renders while another's YAML is parsed.
@@ -298,18 +306,18 @@ def render_profile(
             hit = CachedRender(
                 renderer.render(archiver.archive(), values, release, namespace), None
             )
-        except RenderFailure as exc:
-            hit = CachedRender(None, exc)
+        except RenderFailure as failure:
+            hit = CachedRender(None, failure)
         cache.put(key, hit)
     if hit.error is not None or hit.manifests is None:
-        exc = hit.error or RenderFailure("no output")
+        err = hit.error or RenderFailure("no output")
         template = (
-            template_repo_path(exc.template, chart_dir)
-            if exc.template and "/" in exc.template
-            else exc.template
+            template_repo_path(err.template, chart_dir)
+            if err.template and "/" in err.template
+            else err.template
         )
         return Rendered(
-            profile.name, error=RenderError(template, exc.line, exc.message), values=values
+            profile.name, error=RenderError(template, err.line, err.message), values=values
         )
     try:
         docs = parse_rendered(hit.manifests, chart_dir, namespace)

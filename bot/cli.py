@@ -14,7 +14,7 @@ from bot.charts import ChartError
 from bot.config import ConfigError
 from bot.gitrepo import GitError, GitRepo
 from bot.markdown import Section, to_markdown
-from bot.render import RenderFailure, RenderCache, make_renderer
+from bot.render import RenderCache, RenderFailure, make_renderer
 from bot.review import Engine, ReviewError, ReviewInput
 
 EXIT_OK, EXIT_FAILURE, EXIT_ERROR = 0, 1, 2
@@ -39,22 +39,45 @@ def sections() -> list[Section]:
     return [Section(c.name, c.title, c.section) for c in registry.CHECKS]
 
 
-def add_review(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("review", help="review a head commit against a base on a local git repository")
+def add_review(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "review", help="review a head commit against a base on a local git repository"
+    )
     p.add_argument("--repo", default=".", help="a git repository, bare or not (default: .)")
     p.add_argument("--base", required=True, help="the branch or commit the PR targets")
     p.add_argument("--head", required=True, help="the PR's head branch or commit")
-    p.add_argument("--chart", action="append", default=[], metavar="DIR", help="review only this chart directory (repeatable)")
-    p.add_argument("--all-charts", action="store_true", help="review every chart, not only the ones the diff touches")
-    p.add_argument("--profile", action="append", default=[], metavar="NAME", help="render only this profile (repeatable)")
-    p.add_argument("--develop", help="the integration branch (default: develop if it exists, else the default branch)")
+    p.add_argument(
+        "--chart",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="review only this chart directory (repeatable)",
+    )
+    p.add_argument(
+        "--all-charts",
+        action="store_true",
+        help="review every chart, not only the ones the diff touches",
+    )
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="render only this profile (repeatable)",
+    )
+    p.add_argument(
+        "--develop",
+        help="the integration branch (default: develop if it exists, else the default branch)",
+    )
     p.add_argument("--release-name", help="release name to render with (default: release)")
     p.add_argument("--namespace", help="namespace to render into (default: default)")
     p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown")
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--cache-dir", metavar="DIR", help="keep renders here between runs")
-    p.add_argument("--explain", action="store_true", help="also say what the checks considered and left alone")
+    p.add_argument(
+        "--explain", action="store_true", help="also say what the checks considered and left alone"
+    )
     p.set_defaults(func=run_review)
 
 
@@ -79,7 +102,11 @@ def run_review(args: argparse.Namespace) -> int:
     report = result.report
     text = report.to_json_text() if args.format == "json" else to_markdown(report, sections())
     if args.explain and args.format == "markdown" and result.explanations:
-        text += "\n### Considered and left alone\n\n" + "\n".join(f"- {line}" for line in result.explanations) + "\n"
+        text += (
+            "\n### Considered and left alone\n\n"
+            + "\n".join(f"- {line}" for line in result.explanations)
+            + "\n"
+        )
     write_output(text, args.output)
     return EXIT_FAILURE if report.failed else EXIT_OK
 
@@ -94,8 +121,10 @@ def write_output(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("demo", help="build a throwaway repository from examples/ and review its PRs")
+def add_demo(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo", help="build a throwaway repository from examples/ and review its PRs"
+    )
     p.add_argument("--keep", metavar="DIR", help="build the demo repository here and keep it")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown")
     p.set_defaults(func=run_demo)
@@ -117,7 +146,7 @@ def build_parser() -> Parser:
     return parser
 
 
-def _plugin_modules() -> list:  # type: ignore[type-arg]
+def _plugin_modules() -> list:
     """Subcommands that live in their own modules (each exposes add_parser)."""
     import importlib
 
@@ -135,7 +164,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
-    except (UsageError, ReviewError, ChartError, ConfigError, GitError, RenderFailure, ValueError) as exc:
+    except (
+        UsageError,
+        ReviewError,
+        ChartError,
+        ConfigError,
+        GitError,
+        RenderFailure,
+        ValueError,
+    ) as exc:
         return fail(str(exc))
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

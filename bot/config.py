@@ -100,7 +100,6 @@ def parse_config(text: str | None, source: str = CONFIG_PATH) -> Config:
         return Config()
     if not isinstance(data, dict):
         raise ConfigError(f"{source} line 1: expected a mapping of settings, found {_kind(data)}")
-    # Sections named after checks may sit at the top level (`qos: {enabled: false}`) or under `checks:`.
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

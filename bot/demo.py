@@ -64,10 +64,17 @@ class Builder:
         self.git("init", "-q", "-b", DEVELOP)
 
     def git(self, *args: str) -> str:
-        env = {"GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.com",
-               "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.com",
-               "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(self.path)}
-        proc = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, text=True, env=env)
+        env = {
+            "GIT_AUTHOR_NAME": "demo",
+            "GIT_AUTHOR_EMAIL": "demo@example.com",
+            "GIT_COMMITTER_NAME": "demo",
+            "GIT_COMMITTER_EMAIL": "demo@example.com",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+            "HOME": str(self.path),
+        }
+        proc = subprocess.run(
+            ["git", "-C", str(self.path), *args], capture_output=True, text=True, env=env
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout.strip()
@@ -98,7 +105,14 @@ def build(root: Path, dest: Path) -> list[DemoPR]:
     b.git("checkout", "-q", DEVELOP)
     for pr in prs:
         if pr.merge:
-            b.git("merge", "-q", "--no-ff", "-m", f"Merge pull request #{pr.number} from {pr.branch}", pr.branch)
+            b.git(
+                "merge",
+                "-q",
+                "--no-ff",
+                "-m",
+                f"Merge pull request #{pr.number} from {pr.branch}",
+                pr.branch,
+            )
     return prs
 
 
@@ -111,18 +125,32 @@ def run(keep: str | None, fmt: str, sections: Sequence[Section]) -> int:
         prs = build(EXAMPLES, dest)
         repo = GitRepo(dest)
         engine = Engine(repo, EmbeddedHelm(), RenderCache())
-        open_prs = [OpenPR(p.number, repo.resolve(p.branch) or "", p.branch, DEVELOP, p.title) for p in prs if not p.merge]
-        for pr, open_pr in zip([p for p in prs if not p.merge], open_prs, strict=True):
+        open_prs = [
+            OpenPR(p.number, repo.resolve(p.branch) or "", p.branch, DEVELOP, p.title)
+            for p in prs
+            if not p.merge
+        ]
+        for pr in (p for p in prs if not p.merge):
             others = tuple(o for o in open_prs if o.number != pr.number)
             result = engine.review(
-                ReviewInput(base=DEVELOP, head=pr.branch, open_prs=others,
-                            pr=PullRequestInfo(pr.number, pr.title, pr.body)),
+                ReviewInput(
+                    base=DEVELOP,
+                    head=pr.branch,
+                    open_prs=others,
+                    pr=PullRequestInfo(pr.number, pr.title, pr.body),
+                ),
             )
             header = f"# PR #{pr.number} ({pr.branch}): {pr.title}\n\n"
             report = result.report
-            sys.stdout.write(header + (report.to_json_text() if fmt == "json" else to_markdown(report, sections)) + "\n")
+            sys.stdout.write(
+                header
+                + (report.to_json_text() if fmt == "json" else to_markdown(report, sections))
+                + "\n"
+            )
         if keep:
-            print(f"The demo repository is at {dest}; try: chart-review review --repo {dest} --base develop --head {open_prs[0].ref}")
+            print(
+                f"The demo repository is at {dest}; try: chart-review review --repo {dest} --base develop --head {open_prs[0].ref}"
+            )
         return 0
     finally:
         if not keep:

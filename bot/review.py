@@ -13,7 +13,7 @@ from bot.config import CONFIG_PATH, Config, parse_config
 from bot.context import Context, OpenPR, PullRequestInfo, RepoResolver, no_links
 from bot.gitrepo import GitRepo
 from bot.render import RenderCache, Renderer
-from bot.renderfindings import render_findings, render_error_entries
+from bot.renderfindings import render_error_entries, render_findings
 from bot.report import ChartSummary, Finding, Report, Severity, sort_findings
 
 

@@ -7,33 +7,10 @@ name in `charts[]`), its own markdown section (`section`), and lines for `--expl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from checks import qos
+from checks.base import Check
 
-from bot.context import Context
-from bot.report import Finding
-
-RunFn = Callable[[Context], list[Finding]]
-ChartDataFn = Callable[[Context], Mapping[str, Any]]
-# (findings of this check, chart path -> that chart's data) -> markdown body of the check's section
-SectionFn = Callable[[Sequence[Finding], Mapping[str, Mapping[str, Any]]], str]
-# Lines for `chart-review review --explain`: what the check considered and why it did not report it.
-ExplainFn = Callable[[Context], list[str]]
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    title: str
-    run: RunFn
-    scope: Literal["chart", "repo"] = "chart"
-    chart_data: ChartDataFn | None = None
-    section: SectionFn | None = None
-    explain: ExplainFn | None = None
-
-
-CHECKS: tuple[Check, ...] = ()
+CHECKS: tuple[Check, ...] = (qos.CHECK,)
 
 
 def by_name(name: str) -> Check | None:

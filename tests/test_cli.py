@@ -29,14 +29,26 @@ def repo(tmp_path: Path) -> GitBuilder:
     for path, text in chart_files().items():
         g.write(path, text)
     g.commit("app 1.0.0")
-    g.branch("good").write("app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.1\n").commit("bump")
+    g.branch("good").write("app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.1\n").commit(
+        "bump"
+    )
     g.checkout("develop").branch("broken")
     g.write("app/templates/broken.yaml", "x: {{ .Values.a.b }}\n").commit("break")
     return g
 
 
 def test_json_report_has_the_public_shape(repo: GitBuilder) -> None:
-    proc = cli("review", "--repo", str(repo.path), "--base", "develop", "--head", "broken", "--format", "json")
+    proc = cli(
+        "review",
+        "--repo",
+        str(repo.path),
+        "--base",
+        "develop",
+        "--head",
+        "broken",
+        "--format",
+        "json",
+    )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
     assert report["schema"] == 1
@@ -47,14 +59,33 @@ def test_json_report_has_the_public_shape(repo: GitBuilder) -> None:
     assert chart["profiles"] == ["burst", "equal"]
     assert set(chart["qos"]) == {"base", "head"}
     assert chart["render_errors"] == [
-        {"side": "head", "profile": p, "template": "app/templates/broken.yaml", "line": 1,
-         "message": chart["render_errors"][0]["message"]}
+        {
+            "side": "head",
+            "profile": p,
+            "template": "app/templates/broken.yaml",
+            "line": 1,
+            "message": chart["render_errors"][0]["message"],
+        }
         for p in ("burst", "equal")
     ]
     finding = next(f for f in report["findings"] if f["check"] == "render")
-    assert set(finding) >= {"check", "severity", "chart", "profile", "subject", "title", "message",
-                            "path", "line", "data"}
-    assert (finding["severity"], finding["path"], finding["line"]) == ("failure", "app/templates/broken.yaml", 1)
+    assert set(finding) >= {
+        "check",
+        "severity",
+        "chart",
+        "profile",
+        "subject",
+        "title",
+        "message",
+        "path",
+        "line",
+        "data",
+    }
+    assert (finding["severity"], finding["path"], finding["line"]) == (
+        "failure",
+        "app/templates/broken.yaml",
+        1,
+    )
 
 
 def test_exit_zero_without_failures_and_markdown_by_default(repo: GitBuilder) -> None:
@@ -65,8 +96,19 @@ def test_exit_zero_without_failures_and_markdown_by_default(repo: GitBuilder) ->
 
 def test_output_file(repo: GitBuilder, tmp_path: Path) -> None:
     out = tmp_path / "report.json"
-    proc = cli("review", "--repo", str(repo.path), "--base", "develop", "--head", "good",
-               "--format", "json", "--output", str(out))
+    proc = cli(
+        "review",
+        "--repo",
+        str(repo.path),
+        "--base",
+        "develop",
+        "--head",
+        "good",
+        "--format",
+        "json",
+        "--output",
+        str(out),
+    )
     assert proc.returncode == 0 and proc.stdout == ""
     assert json.loads(out.read_text())["schema"] == 1
 
@@ -76,11 +118,19 @@ def test_output_file(repo: GitBuilder, tmp_path: Path) -> None:
     [
         (["--base", "develop", "--head", "nope"], "head 'nope' is not a commit"),
         (["--base", "develop"], "the following arguments are required: --head"),
-        (["--base", "develop", "--head", "good", "--format", "xml"], "argument --format: invalid choice"),
-        (["--base", "develop", "--head", "good", "--chart", "zzz"], "--chart zzz: no Chart.yaml there"),
+        (
+            ["--base", "develop", "--head", "good", "--format", "xml"],
+            "argument --format: invalid choice",
+        ),
+        (
+            ["--base", "develop", "--head", "good", "--chart", "zzz"],
+            "--chart zzz: no Chart.yaml there",
+        ),
     ],
 )
-def test_exit_two_with_one_line_naming_the_problem(repo: GitBuilder, args: list[str], message: str) -> None:
+def test_exit_two_with_one_line_naming_the_problem(
+    repo: GitBuilder, args: list[str], message: str
+) -> None:
     proc = cli("review", "--repo", str(repo.path), *args)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -98,7 +148,9 @@ def test_unreadable_config_exits_two(repo: GitBuilder) -> None:
     repo.checkout("develop").write(".github/chart-review.yml", "charts: [a\n").commit("bad config")
     proc = cli("review", "--repo", str(repo.path), "--base", "develop", "--head", "good")
     assert proc.returncode == 2
-    assert proc.stderr.startswith("chart-review: error: .github/chart-review.yml line 2: not valid YAML")
+    assert proc.stderr.startswith(
+        "chart-review: error: .github/chart-review.yml line 2: not valid YAML"
+    )
 
 
 def test_demo_prints_a_report_per_pull_request() -> None:

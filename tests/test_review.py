@@ -48,7 +48,9 @@ def review(g: GitBuilder, head: str = "pr", **kw: object) -> tuple:  # type: ign
 
 
 def test_both_sides_rendered_for_every_profile(repo: GitBuilder) -> None:
-    repo.branch("pr").write("app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.1\n").commit("bump")
+    repo.branch("pr").write("app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.1\n").commit(
+        "bump"
+    )
     report, ctx = review(repo)
     (chart,) = ctx.charts
     assert set(chart.base) == set(chart.head) == {"burst", "equal"}
@@ -79,7 +81,9 @@ def test_profile_added_on_one_side(repo: GitBuilder) -> None:
 
 
 def test_template_error_at_head_is_a_failure_naming_template_and_line(repo: GitBuilder) -> None:
-    repo.branch("pr").write("app/templates/broken.yaml", "a: 1\nb: {{ .Values.nope.deeper }}\n").commit("x")
+    repo.branch("pr").write(
+        "app/templates/broken.yaml", "a: 1\nb: {{ .Values.nope.deeper }}\n"
+    ).commit("x")
     report, _ = review(repo)
     (finding,) = [f for f in report.findings if f.check == "render"]
     assert finding.severity == "failure"
@@ -88,7 +92,9 @@ def test_template_error_at_head_is_a_failure_naming_template_and_line(repo: GitB
     assert finding.data["profiles"] == ["burst", "equal"]
     assert finding.title == "app fails to render on profiles burst, equal"
     errors = report.charts[0].render_errors
-    assert {(e.side, e.template, e.line) for e in errors} == {("head", "app/templates/broken.yaml", 2)}
+    assert {(e.side, e.template, e.line) for e in errors} == {
+        ("head", "app/templates/broken.yaml", 2)
+    }
     assert report.failed
 
 
@@ -96,7 +102,7 @@ def test_error_at_base_and_head_alike_is_a_notice(tmp_path: Path) -> None:
     g = GitBuilder(tmp_path / "r")
     for path, text in chart_files().items():
         g.write(path, text)
-    g.write("app/templates/broken.yaml", "b: {{ required \"set x\" .Values.x }}\n").commit("init")
+    g.write("app/templates/broken.yaml", 'b: {{ required "set x" .Values.x }}\n').commit("init")
     g.branch("pr").write("app/values.yaml", "resources: {}\n").commit("change")
     report, _ = review(g)
     render = [f for f in report.findings if f.check == "render"]
@@ -108,7 +114,7 @@ def test_head_that_fixes_a_base_failure_says_so(tmp_path: Path) -> None:
     g = GitBuilder(tmp_path / "r")
     for path, text in chart_files().items():
         g.write(path, text)
-    g.write("app/templates/broken.yaml", "b: {{ required \"set x\" .Values.x }}\n").commit("init")
+    g.write("app/templates/broken.yaml", 'b: {{ required "set x" .Values.x }}\n').commit("init")
     g.branch("pr").remove("app/templates/broken.yaml").commit("fix")
     report, _ = review(g)
     rules = {(f.rule, f.severity) for f in report.findings if f.check == "render"}
@@ -119,7 +125,9 @@ def test_symlink_to_a_file_outside_the_chart_is_refused(repo: GitBuilder, tmp_pa
     secret = tmp_path / "secret.txt"
     secret.write_text("MARKER-7f3a9\n")
     repo.branch("pr").symlink("app/files/leak.txt", str(secret))
-    repo.write("app/templates/leak.yaml", 'data: {{ .Files.Get "files/leak.txt" | quote }}\n').commit("leak")
+    repo.write(
+        "app/templates/leak.yaml", 'data: {{ .Files.Get "files/leak.txt" | quote }}\n'
+    ).commit("leak")
     report, ctx = review(repo)
     (finding,) = [f for f in report.findings if f.rule == "unsafe-tree"]
     assert finding.severity == "failure"
@@ -133,7 +141,10 @@ def test_values_file_that_is_a_list_names_the_file(repo: GitBuilder) -> None:
     report, _ = review(repo)
     (finding,) = [f for f in report.findings if f.check == "render"]
     assert finding.profile == "equal"
-    assert "values file app/ci/equal-values.yaml line 1: expected a mapping, found a list" in finding.message
+    assert (
+        "values file app/ci/equal-values.yaml line 1: expected a mapping, found a list"
+        in finding.message
+    )
 
 
 def test_only_charts_the_diff_touches_unless_asked(repo: GitBuilder) -> None:
@@ -166,7 +177,9 @@ def test_unchanged_side_is_rendered_once_across_reviews(repo: GitBuilder) -> Non
     engine.review(ReviewInput(base="develop", head="pr"))
     assert counting.calls == 4  # everything cached
     engine.review(ReviewInput(base="develop", head="pr2"))
-    assert counting.calls == 6  # base shared with pr; the head tree changed, so both its profiles render
+    assert (
+        counting.calls == 6
+    )  # base shared with pr; the head tree changed, so both its profiles render
 
 
 def test_bare_repository_and_untouched_work_tree(repo: GitBuilder, tmp_path: Path) -> None:
@@ -191,9 +204,13 @@ def test_bad_config_is_read_at_base_and_named(repo: GitBuilder) -> None:
     repo.write(".github/chart-review.yml", "release_name: r\nchecks:\n  qos:\n    enabeld: true\n")
     repo.commit("config").branch("pr").write("app/values.yaml", "{}\n").commit("x")
     engine = engine_for(repo)
-    result = engine.review(ReviewInput(base="develop", head="pr"))  # unknown keys under a check are options
+    result = engine.review(
+        ReviewInput(base="develop", head="pr")
+    )  # unknown keys under a check are options
     assert result.context.release_name == "r"
-    repo.checkout("develop").write(".github/chart-review.yml", "profiles:\n  - name: x\n    arbitary_uid: true\n")
+    repo.checkout("develop").write(
+        ".github/chart-review.yml", "profiles:\n  - name: x\n    arbitary_uid: true\n"
+    )
     repo.commit("typo")
     with pytest.raises(ConfigError, match=r"line 3: unknown key 'profiles.0.arbitary_uid'"):
         engine.review(ReviewInput(base="develop", head="pr"))

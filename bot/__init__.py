@@ -1,0 +1,1 @@
+"""chart-review-bot: the review engine and its adapters."""

@@ -1,0 +1,1 @@
+"""The GitHub App's HTTP side."""

@@ -10,10 +10,14 @@ from pathlib import Path
 from typing import NoReturn
 
 import checks as registry
+from bot import qos_cli, versions_cli
 from bot.charts import ChartError
 from bot.config import ConfigError
+from bot.context import PullRequestInfo, no_links
 from bot.gitrepo import GitError, GitRepo
+from bot.links import local_resolver, parse_link
 from bot.markdown import Section, to_markdown
+from bot.openprs import discover_open_prs
 from bot.render import RenderCache, RenderFailure, make_renderer
 from bot.review import Engine, ReviewError, ReviewInput
 
@@ -78,11 +82,40 @@ def add_review(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--explain", action="store_true", help="also say what the checks considered and left alone"
     )
+    p.add_argument(
+        "--open-pr",
+        action="append",
+        default=[],
+        metavar="NUMBER=REF",
+        help="another open PR (repeatable); replaces discovery from refs/pull/*/head or branches",
+    )
+    p.add_argument(
+        "--link",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME=PATH[@REF]",
+        help="read repository OWNER/NAME from a local git repository (repeatable)",
+    )
+    p.add_argument("--pr-title", default="", help="the PR's title, for the references it quotes")
+    p.add_argument(
+        "--pr-body", metavar="FILE", help="a file holding the PR's description ('-' for stdin)"
+    )
     p.set_defaults(func=run_review)
 
 
-def review_input(args: argparse.Namespace) -> ReviewInput:
+def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
+    develop = args.develop or ("develop" if repo.resolve("develop") else repo.default_branch())
+    develop_sha = repo.resolve(develop) if develop else None
+    open_prs = (
+        discover_open_prs(repo, develop_sha, args.open_pr, exclude_head=repo.resolve(args.head))
+        if develop_sha
+        else ()
+    )
+    links = dict((name, (path, ref)) for name, path, ref in (parse_link(arg) for arg in args.link))
     return ReviewInput(
+        open_prs=open_prs,
+        links=local_resolver(links) if links else no_links,
+        pr=PullRequestInfo(title=args.pr_title, body=read_pr_body(args.pr_body)),
         base=args.base,
         head=args.head,
         develop=args.develop,
@@ -94,11 +127,22 @@ def review_input(args: argparse.Namespace) -> ReviewInput:
     )
 
 
+def read_pr_body(source: str | None) -> str:
+    if source is None:
+        return ""
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(errors="replace")
+    except OSError as exc:
+        raise UsageError(f"--pr-body {source}: {exc.strerror}") from None
+
+
 def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     cache = RenderCache(Path(args.cache_dir)) if args.cache_dir else RenderCache()
     engine = Engine(repo, make_renderer(args.renderer), cache)
-    result = engine.review(review_input(args), explain=args.explain)
+    result = engine.review(review_input(args, repo), explain=args.explain)
     report = result.report
     text = report.to_json_text() if args.format == "json" else to_markdown(report, sections())
     if args.explain and args.format == "markdown" and result.explanations:
@@ -140,24 +184,10 @@ def build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_review(sub)
+    qos_cli.add_parser(sub)
+    versions_cli.add_parser(sub)
     add_demo(sub)
-    for module in _plugin_modules():
-        module.add_parser(sub)
     return parser
-
-
-def _plugin_modules() -> list:
-    """Subcommands that live in their own modules (each exposes add_parser)."""
-    import importlib
-
-    found = []
-    for name in ("bot.qos_cli", "bot.versions_cli", "bot.serve_cli"):
-        try:
-            found.append(importlib.import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

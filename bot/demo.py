@@ -1,8 +1,10 @@
-"""`chart-review demo`: a throwaway repository built from examples/, and the report for each of its PRs.
+"""`chart-review demo`: throwaway repositories built from examples/, and the report for each PR.
 
-examples/repo/ is develop's first commit. Each examples/prs/NNN-slug/ is a pull request: `pr.yaml`
-(number, branch, title, body, and `merge: true` for one that lands on develop before the others are
-reviewed) and `files/`, laid over develop as it stood when the PR branched."""
+examples/repo/ is develop's first commit. Each examples/prs/SCENARIO/ is one repository's story: its
+NNN-slug/ folders are pull requests, laid down in order, each with `pr.yaml` (number, branch, title,
+body; `from: develop` to branch from develop as it stands then instead of from its first commit;
+`merge: true` to land it on develop at once; `tag` to release the result) and `files/`, laid over
+the commit it branches from. Each scenario gets a fresh repository."""
 
 from __future__ import annotations
 
@@ -36,11 +38,17 @@ class DemoPR:
     merge: bool
     files: Path
     delete: tuple[str, ...]
+    from_develop: bool = False
+    tag: str | None = None
 
 
-def load_prs(root: Path) -> list[DemoPR]:
+def scenarios(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "prs").iterdir() if p.is_dir())
+
+
+def load_prs(scenario: Path) -> list[DemoPR]:
     prs = []
-    for folder in sorted(p for p in (root / "prs").iterdir() if (p / "pr.yaml").is_file()):
+    for folder in sorted(p for p in scenario.iterdir() if (p / "pr.yaml").is_file()):
         meta: dict[str, Any] = yaml.safe_load((folder / "pr.yaml").read_text())
         prs.append(
             DemoPR(
@@ -51,6 +59,8 @@ def load_prs(root: Path) -> list[DemoPR]:
                 merge=bool(meta.get("merge", False)),
                 files=folder / "files",
                 delete=tuple(meta.get("delete", ())),
+                from_develop=meta.get("from") == DEVELOP,
+                tag=meta.get("tag"),
             )
         )
     return prs
@@ -81,7 +91,8 @@ class Builder:
 
     def lay(self, files: Path, delete: Sequence[str] = ()) -> None:
         if files.is_dir():
-            shutil.copytree(files, self.path, dirs_exist_ok=True)
+            # copy, not copy2: a copied mtime could make git take a same-sized file for unchanged
+            shutil.copytree(files, self.path, dirs_exist_ok=True, copy_function=shutil.copy)
         for rel in delete:
             (self.path / rel).unlink(missing_ok=True)
 
@@ -91,19 +102,20 @@ class Builder:
         return self.git("rev-parse", "HEAD")
 
 
-def build(root: Path, dest: Path) -> list[DemoPR]:
-    """Lay down develop, branch every PR from develop's first commit, then land the `merge: true` ones."""
+def build(root: Path, scenario: Path, dest: Path) -> list[DemoPR]:
+    """Lay down develop, then each PR in order: branched, committed, `refs/pull/N/head` set, and
+    merged at once when it says so."""
     b = Builder(dest)
     b.lay(root / "repo")
     start = b.commit("client chart 1.9.58")
-    prs = load_prs(root)
+    b.git("tag", "client-1.9.58")
+    prs = load_prs(scenario)
     for pr in prs:
-        b.git("checkout", "-q", "-b", pr.branch, start)
+        b.git("checkout", "-q", "-b", pr.branch, DEVELOP if pr.from_develop else start)
         b.lay(pr.files, pr.delete)
         sha = b.commit(f"{pr.title}\n\n{pr.body}")
         b.git("update-ref", f"refs/pull/{pr.number}/head", sha)
-    b.git("checkout", "-q", DEVELOP)
-    for pr in prs:
+        b.git("checkout", "-q", DEVELOP)
         if pr.merge:
             b.git(
                 "merge",
@@ -113,45 +125,49 @@ def build(root: Path, dest: Path) -> list[DemoPR]:
                 f"Merge pull request #{pr.number} from {pr.branch}",
                 pr.branch,
             )
+        if pr.tag:
+            b.git("tag", pr.tag)
     return prs
 
 
 def run(keep: str | None, fmt: str, sections: Sequence[Section]) -> int:
-    dest = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="chart-review-demo-"))
-    if dest.exists() and any(dest.iterdir()):
-        raise ValueError(f"--keep {dest}: directory is not empty")
-    dest.mkdir(parents=True, exist_ok=True)
+    base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="chart-review-demo-"))
+    if base.exists() and any(base.iterdir()):
+        raise ValueError(f"--keep {base}: directory is not empty")
     try:
-        prs = build(EXAMPLES, dest)
-        repo = GitRepo(dest)
-        engine = Engine(repo, EmbeddedHelm(), RenderCache())
-        open_prs = [
-            OpenPR(p.number, repo.resolve(p.branch) or "", p.branch, DEVELOP, p.title)
-            for p in prs
-            if not p.merge
-        ]
-        for pr in (p for p in prs if not p.merge):
-            others = tuple(o for o in open_prs if o.number != pr.number)
-            result = engine.review(
-                ReviewInput(
-                    base=DEVELOP,
-                    head=pr.branch,
-                    open_prs=others,
-                    pr=PullRequestInfo(pr.number, pr.title, pr.body),
-                ),
-            )
-            header = f"# PR #{pr.number} ({pr.branch}): {pr.title}\n\n"
-            report = result.report
-            sys.stdout.write(
-                header
-                + (report.to_json_text() if fmt == "json" else to_markdown(report, sections))
-                + "\n"
-            )
+        for scenario in scenarios(EXAMPLES):
+            sys.stdout.write(f"# Scenario: {scenario.name}\n\n")
+            review_scenario(scenario, base / scenario.name, fmt, sections)
         if keep:
             print(
-                f"The demo repository is at {dest}; try: chart-review review --repo {dest} --base develop --head {open_prs[0].ref}"
+                f"The demo repositories are under {base}; try: chart-review versions --repo {base}/version"
             )
         return 0
     finally:
         if not keep:
-            shutil.rmtree(dest, ignore_errors=True)
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def review_scenario(scenario: Path, dest: Path, fmt: str, sections: Sequence[Section]) -> None:
+    dest.mkdir(parents=True)
+    prs = build(EXAMPLES, scenario, dest)
+    repo = GitRepo(dest)
+    engine = Engine(repo, EmbeddedHelm(), RenderCache())
+    still_open = [p for p in prs if not p.merge]
+    open_prs = [
+        OpenPR(p.number, repo.resolve(p.branch) or "", p.branch, DEVELOP, p.title)
+        for p in still_open
+    ]
+    for pr in still_open:
+        others = tuple(o for o in open_prs if o.number != pr.number)
+        result = engine.review(
+            ReviewInput(
+                base=DEVELOP,
+                head=pr.branch,
+                open_prs=others,
+                pr=PullRequestInfo(pr.number, pr.title, pr.body),
+            )
+        )
+        report = result.report
+        text = report.to_json_text() if fmt == "json" else to_markdown(report, sections)
+        sys.stdout.write(f"## PR #{pr.number} ({pr.branch}): {pr.title}\n\n{text}\n")

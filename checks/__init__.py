@@ -7,10 +7,10 @@ name in `charts[]`), its own markdown section (`section`), and lines for `--expl
 
 from __future__ import annotations
 
-from checks import qos
+from checks import headings, qos, version
 from checks.base import Check
 
-CHECKS: tuple[Check, ...] = (qos.CHECK,)
+CHECKS: tuple[Check, ...] = (qos.CHECK, version.CHECK, headings.CHECK)
 
 
 def by_name(name: str) -> Check | None:

@@ -156,5 +156,11 @@ def test_unreadable_config_exits_two(repo: GitBuilder) -> None:
 def test_demo_prints_a_report_per_pull_request() -> None:
     proc = cli("demo")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("# PR #") >= 2
-    assert "chart-review:" in proc.stdout
+    out = proc.stdout
+    assert out.count("## PR #") == 8
+    # qos: the init container without resources downgrades the equalised profile only
+    assert "| eks | Deployment/default/release-jobs-manager | Guaranteed | Burstable |" in out
+    assert "init container wait-for-mysql sets no resources" in out
+    # version: the race replayed from a real repository
+    assert out.count("develop is at 1.9.59; take 1.9.61") == 2
+    assert "chart content changed without a version bump" in out

@@ -103,7 +103,8 @@ def test_error_at_base_and_head_alike_is_a_notice(tmp_path: Path) -> None:
     for path, text in chart_files().items():
         g.write(path, text)
     g.write("app/templates/broken.yaml", 'b: {{ required "set x" .Values.x }}\n').commit("init")
-    g.branch("pr").write("app/values.yaml", "resources: {}\n").commit("change")
+    g.branch("pr").write("app/values.yaml", "resources: {}\n")
+    g.write("app/Chart.yaml", chart_files(version="1.0.1")["app/Chart.yaml"]).commit("change")
     report, _ = review(g)
     render = [f for f in report.findings if f.check == "render"]
     assert {f.severity for f in render} == {"notice"} and {f.rule for f in render} == {"fails-both"}

@@ -1,0 +1,174 @@
+"""What a heading is: an ALL-CAPS heading at the start of a comment in any text file, and a
+Markdown ATX or setext heading of any case. Pure text in, values out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Files whose `#` lines are Markdown headings rather than comments.
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+
+# A whole-line comment: `#` (not a shebang), `//`, or a `--` SQL/Lua comment followed by a space.
+LINE_COMMENT_RE = re.compile(r"^\s*(?:#+(?!!)|//+|--(?=\s|$))[ \t]?")
+# Block comments that may span lines: Helm's `{{/* … */}}` (trim markers allowed), `<!-- -->`.
+HELM_OPEN_RE = re.compile(r"^\s*\{\{-?\s*/\*")
+HELM_CLOSE_RE = re.compile(r"\*/\s*-?\}\}")
+HTML_OPEN_RE = re.compile(r"^\s*<!--")
+HTML_CLOSE_RE = re.compile(r"-->")
+# A decorative leading `*` on the lines inside a block comment.
+BLOCK_STAR_RE = re.compile(r"^\s*\*(?!/)\s?")
+
+ATX_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+FENCE_RE = re.compile(r"^ {0,3}(?:```|~~~)")
+# Lines a setext underline cannot turn into a heading: list items, quotes, tables, fences, ATX.
+NOT_SETEXT_TEXT_RE = re.compile(r"^\s*(?:[-*+>|]\s|\d+[.)]\s|#|```|~~~|<!--)")
+
+# One token of a comment: a backtick code span (may hold spaces) or a run of non-space characters.
+TOKEN_RE = re.compile(r"`[^`]*`|\S+")
+DASHES = ("—", "–", "--")  # em dash, en dash, ASCII `--`: the heading ends before them
+CLOSING_PUNCTUATION = ".,:;"
+# Banner and quoting characters around a heading (`=== TITLE ===`, `{{- /* TITLE */ -}}`, `“TITLE”`),
+# trimmed the same way where a heading is defined and where it is quoted. Backticks stay: code spans.
+DECORATION = "=*#~_+|/<>(){}[]-§\"'“”‘’ "
+MIN_CAPITAL_WORDS = 2  # words with two or more capitals each ...
+MIN_CAPITALS = (
+    8  # ... and this many capitals in all: `READINESS ONLY` passes, `TODO` and `NOTE` do not
+)
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str  # whitespace collapsed, case kept
+    line: int  # 1-based
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def is_markdown(path: str) -> bool:
+    return path.lower().endswith(MARKDOWN_SUFFIXES)
+
+
+def caps_heading_span(body: str) -> tuple[int, int] | None:
+    """The span of the ALL-CAPS heading that starts `body` (a comment's text), or None."""
+    words: list[str] = []
+    start: int | None = None
+    end = 0
+    for match in TOKEN_RE.finditer(body):
+        token = match.group()
+        if token in DASHES:
+            break
+        if token.startswith("`"):
+            words.append(token)
+            start, end = match.start() if start is None else start, match.end()
+            continue
+        cut = min((token.find(d) for d in DASHES if d in token), default=-1)
+        word = token[:cut] if cut >= 0 else token
+        if any(c.islower() for c in word):
+            break
+        if word:
+            words.append(word.rstrip(CLOSING_PUNCTUATION))
+            trimmed = len(word) - len(words[-1])
+            start = match.start() if start is None else start
+            end = match.start() + len(word) - trimmed
+        if cut >= 0 or (word and word[-1] in CLOSING_PUNCTUATION):
+            break
+    if start is None or not qualifies(words):
+        return None
+    return _trim_decoration(body, start, end)
+
+
+def qualifies(words: list[str]) -> bool:
+    plain = [w for w in words if not w.startswith("`")]
+    capitals = [sum(c.isupper() for c in w) for w in plain]
+    return sum(n >= 2 for n in capitals) >= MIN_CAPITAL_WORDS and sum(capitals) >= MIN_CAPITALS
+
+
+def _trim_decoration(body: str, start: int, end: int) -> tuple[int, int] | None:
+    """Drop banner punctuation around a heading (`=== TITLE ===`)."""
+    text = body[start:end]
+    lead = len(text) - len(text.lstrip(DECORATION))
+    tail = len(text) - len(text.rstrip(DECORATION))
+    if lead + tail >= len(text):
+        return None
+    return start + lead, end - tail
+
+
+def comment_heading(body: str) -> str | None:
+    span = caps_heading_span(body)
+    return None if span is None else collapse(body[span[0] : span[1]])
+
+
+def comment_bodies(text: str, markdown: bool = False) -> list[str | None]:
+    """For each line, the text of the comment it holds (whole-line comments and lines of block
+    comments), else None. In Markdown, only `<!-- -->` and comments inside fenced code count."""
+    bodies: list[str | None] = []
+    closer: re.Pattern[str] | None = None
+    fenced = False
+    for line in text.splitlines():
+        if markdown and closer is None and FENCE_RE.match(line):
+            fenced = not fenced
+            bodies.append(None)
+            continue
+        if closer is not None:
+            body, closed = _until(line, closer)
+            bodies.append(BLOCK_STAR_RE.sub("", body, count=1))
+            closer = None if closed else closer
+            continue
+        for opener, close in ((HELM_OPEN_RE, HELM_CLOSE_RE), (HTML_OPEN_RE, HTML_CLOSE_RE)):
+            if match := opener.match(line):
+                body, closed = _until(line[match.end() :], close)
+                bodies.append(body.strip() or None if closed else body)
+                closer = None if closed else close
+                break
+        else:
+            match = LINE_COMMENT_RE.match(line) if (fenced or not markdown) else None
+            bodies.append(line[match.end() :] if match else None)
+    return bodies
+
+
+def _until(line: str, closer: re.Pattern[str]) -> tuple[str, bool]:
+    match = closer.search(line)
+    return (line[: match.start()], True) if match else (line, False)
+
+
+def find_headings(path: str, text: str) -> tuple[Heading, ...]:
+    """Every heading of a file, in line order."""
+    markdown = is_markdown(path)
+    found: dict[int, str] = {}
+    for number, body in enumerate(comment_bodies(text, markdown), start=1):
+        if body is not None and (heading := comment_heading(body)):
+            found[number] = heading
+    if markdown:
+        found.update(markdown_headings(text))
+    return tuple(Heading(found[n], n) for n in sorted(found))
+
+
+def markdown_headings(text: str) -> dict[int, str]:
+    """ATX (`## Title`) and setext (`Title` over `=====`) headings outside fenced code."""
+    found: dict[int, str] = {}
+    lines = text.splitlines()
+    fenced = False
+    for index, line in enumerate(lines):
+        if FENCE_RE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if (match := ATX_RE.match(line)) and match.group(1):
+            found[index + 1] = collapse(match.group(1))
+        elif index > 0 and SETEXT_RE.match(line) and _setext_text(lines[index - 1]):
+            found[index] = collapse(lines[index - 1])
+    return found
+
+
+def _setext_text(line: str) -> bool:
+    return bool(line.strip()) and not NOT_SETEXT_TEXT_RE.match(line) and not SETEXT_RE.match(line)
+
+
+def count_heading(headings: tuple[Heading, ...], text: str) -> list[int]:
+    """The lines where `text` is a heading."""
+    return [h.line for h in headings if h.text == text]

@@ -1,0 +1,172 @@
+"""How a test arranges and inspects the fake's state: a few lines per fact."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from .auth import issue_token
+from .state import (
+    ChangedFile,
+    CheckRun,
+    GitHubState,
+    Installation,
+    Issue,
+    IssueComment,
+    PullRequest,
+    Reaction,
+    Repository,
+    Review,
+    ReviewComment,
+    now,
+)
+
+DEFAULT_INSTALLATION = 1
+
+
+class StateBuilder:
+    def __init__(self, state: GitHubState) -> None:
+        self.state = state
+
+    @property
+    def bot_login(self) -> str:
+        return self.state.bot_login
+
+    # Arrange
+
+    def add_installation(self, installation_id: int, account: str) -> Installation:
+        inst = Installation(installation_id, account)
+        self.state.installations[installation_id] = inst
+        return inst
+
+    def add_repo(
+        self,
+        full_name: str,
+        *,
+        installation_id: int = DEFAULT_INSTALLATION,
+        default_branch: str = "main",
+        clone_url: str = "",
+        private: bool = False,
+        branches: dict[str, str] | None = None,
+    ) -> Repository:
+        """A repository, installed in `installation_id` (created for its owner if new)."""
+        owner, name = full_name.split("/")
+        repo = Repository(owner, name, self.state.next_id(), default_branch, clone_url, private)
+        repo.branches.update(branches or {})
+        self.state.repos[full_name] = repo
+        inst = self.state.installations.get(installation_id)
+        inst = inst or self.add_installation(installation_id, owner)
+        inst.repos.append(full_name)
+        return repo
+
+    def add_pull(
+        self,
+        repo: str,
+        *,
+        head_sha: str,
+        base_sha: str,
+        head_ref: str = "feature",
+        base_ref: str = "main",
+        title: str = "Update the chart",
+        user: str = "contributor",
+        number: int | None = None,
+        files: list[ChangedFile] | None = None,
+        **extra: object,
+    ) -> PullRequest:
+        """An open PR; `extra` sets any other PullRequest field (body, state, merged, draft…)."""
+        pr = PullRequest(
+            repo=repo,
+            number=number or self.state.next_number(repo),
+            id=self.state.next_id(),
+            title=title,
+            user=user,
+            head_sha=head_sha,
+            head_ref=head_ref,
+            base_sha=base_sha,
+            base_ref=base_ref,
+            files=files or [],
+        )
+        self.update_pull(pr, **extra)
+        self.state.pulls[(repo, pr.number)] = pr
+        return pr
+
+    def update_pull(self, pr: PullRequest, **changes: object) -> PullRequest:
+        for key, value in changes.items():
+            if not hasattr(pr, key):
+                raise AttributeError(f"PullRequest has no field {key!r}")
+            setattr(pr, key, value)
+        return pr
+
+    def add_issue(
+        self,
+        repo: str,
+        title: str,
+        body: str = "",
+        user: str = "maintainer",
+        labels: tuple[str, ...] = (),
+    ) -> Issue:
+        number = self.state.next_number(repo)
+        issue = Issue(repo, number, self.state.next_id(), title, user, body, labels=list(labels))
+        self.state.issues[(repo, number)] = issue
+        return issue
+
+    def add_issue_comment(
+        self, repo: str, issue_number: int, body: str, user: str = "contributor"
+    ) -> IssueComment:
+        comment = IssueComment(self.state.next_id(), repo, issue_number, body, user)
+        self.state.issue_comments[comment.id] = comment
+        return comment
+
+    def set_permission(self, repo: str, login: str, role: str) -> None:
+        """`role` is admin, maintain, write, triage, read or none."""
+        self.state.permissions[(repo, login)] = role
+
+    def set_branch(self, repo: str, name: str, sha: str) -> None:
+        self.state.repos[repo].branches[name] = sha
+
+    def set_file(self, repo: str, path: str, content: str | bytes, ref: str = "main") -> None:
+        data = content.encode() if isinstance(content, str) else content
+        self.state.repos[repo].files[(ref, path)] = data
+
+    # Credentials
+
+    @property
+    def token_lifetime(self) -> timedelta:
+        return self.state.token_lifetime
+
+    @token_lifetime.setter
+    def token_lifetime(self, lifetime: timedelta) -> None:
+        self.state.token_lifetime = lifetime
+
+    def issue_token(self, installation_id: int = DEFAULT_INSTALLATION) -> str:
+        """An installation token without the JWT round trip, for tests about something else."""
+        repos = list(self.state.installations[installation_id].repos)
+        return issue_token(self.state, installation_id, self.state.token_lifetime, repos).token
+
+    def expire_tokens(self) -> None:
+        """Every token issued so far expires now, as if the job had run past the hour."""
+        for token in self.state.tokens.values():
+            token.expires_at = now() - timedelta(seconds=1)
+
+    # Inspect
+
+    def check_runs(self, repo: str, head_sha: str | None = None) -> list[CheckRun]:
+        runs = self.state.check_runs.values()
+        return [r for r in runs if r.repo == repo and head_sha in (None, r.head_sha)]
+
+    def issue_comments(self, repo: str, issue_number: int) -> list[IssueComment]:
+        found = self.state.issue_comments.values()
+        return [c for c in found if (c.repo, c.issue_number) == (repo, issue_number)]
+
+    def reviews(self, repo: str, pull_number: int) -> list[Review]:
+        found = self.state.reviews.values()
+        return [r for r in found if (r.repo, r.pull_number) == (repo, pull_number)]
+
+    def review_comments(self, repo: str, pull_number: int) -> list[ReviewComment]:
+        found = self.state.review_comments.values()
+        return [c for c in found if (c.repo, c.pull_number) == (repo, pull_number)]
+
+    def reactions(self, comment_id: int) -> list[Reaction]:
+        return [r for r in self.state.reactions.values() if r.comment_id == comment_id]
+
+    def issues(self, repo: str) -> list[Issue]:
+        return [i for (name, _), i in self.state.issues.items() if name == repo]

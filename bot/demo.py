@@ -4,7 +4,11 @@ examples/repo/ is develop's first commit. Each examples/prs/SCENARIO/ is one rep
 NNN-slug/ folders are pull requests, laid down in order, each with `pr.yaml` (number, branch, title,
 body; `from: develop` to branch from develop as it stands then instead of from its first commit;
 `merge: true` to land it on develop at once; `tag` to release the result) and `files/`, laid over
-the commit it branches from. Each scenario gets a fresh repository."""
+the commit it branches from. Each scenario gets a fresh repository.
+
+A PR's `links: [OWNER/NAME, ...]` reviews it as `--link OWNER/NAME=PATH` would, PATH being a
+repository built from examples/linked/OWNER/NAME/ (its own `repo/` and NNN-slug/ PR folders, in the
+same format; its PRs are left open as `refs/pull/N/head`), once per scenario that names it."""
 
 from __future__ import annotations
 
@@ -19,14 +23,17 @@ from typing import Any
 
 import yaml
 
-from bot.context import OpenPR, PullRequestInfo
+from bot.context import OpenPR, PullRequestInfo, RepoResolver, no_links
 from bot.gitrepo import GitRepo
+from bot.links import REPO_NAME_RE, local_resolver
 from bot.markdown import Section, to_markdown
 from bot.render import EmbeddedHelm, RenderCache
 from bot.review import Engine, ReviewInput
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEVELOP = "develop"
+# examples/linked/OWNER/NAME/ holds a linked repository; the demo builds it at linked/SCENARIO/OWNER/NAME
+LINKED = "linked"
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,7 @@ class DemoPR:
     delete: tuple[str, ...]
     from_develop: bool = False
     tag: str | None = None
+    links: tuple[str, ...] = ()  # OWNER/NAME of each repository under examples/linked/ it reads
 
 
 def scenarios(root: Path) -> list[Path]:
@@ -61,6 +69,7 @@ def load_prs(scenario: Path) -> list[DemoPR]:
                 delete=tuple(meta.get("delete", ())),
                 from_develop=meta.get("from") == DEVELOP,
                 tag=meta.get("tag"),
+                links=tuple(str(name) for name in meta.get("links", ())),
             )
         )
     return prs
@@ -110,6 +119,26 @@ def build(root: Path, scenario: Path, dest: Path) -> list[DemoPR]:
     start = b.commit("client chart 1.9.58")
     b.git("tag", "client-1.9.58")
     prs = load_prs(scenario)
+    lay_prs(b, start, prs)
+    return prs
+
+
+def build_linked(root: Path, name: str, dest: Path) -> Path:
+    """Another repository a PR quotes: examples/linked/OWNER/NAME/repo/ as develop's first commit,
+    then its PR folders, laid down like a scenario's."""
+    source = root / LINKED / name
+    if not REPO_NAME_RE.match(name):
+        raise ValueError(f"links: {name!r} is not a repository OWNER/NAME")
+    if not (source / "repo").is_dir():
+        raise ValueError(f"links: {name}: no {source / 'repo'}")
+    dest.mkdir(parents=True)
+    b = Builder(dest)
+    b.lay(source / "repo")
+    lay_prs(b, b.commit(name), load_prs(source))
+    return dest
+
+
+def lay_prs(b: Builder, start: str, prs: Sequence[DemoPR]) -> None:
     for pr in prs:
         b.git("checkout", "-q", "-b", pr.branch, DEVELOP if pr.from_develop else start)
         b.lay(pr.files, pr.delete)
@@ -127,7 +156,6 @@ def build(root: Path, scenario: Path, dest: Path) -> list[DemoPR]:
             )
         if pr.tag:
             b.git("tag", pr.tag)
-    return prs
 
 
 def run(keep: str | None, fmt: str, sections: Sequence[Section]) -> int:
@@ -137,7 +165,8 @@ def run(keep: str | None, fmt: str, sections: Sequence[Section]) -> int:
     try:
         for scenario in scenarios(EXAMPLES):
             sys.stdout.write(f"# Scenario: {scenario.name}\n\n")
-            review_scenario(scenario, base / scenario.name, fmt, sections)
+            linked = base / LINKED / scenario.name
+            review_scenario(scenario, base / scenario.name, linked, fmt, sections)
         if keep:
             print(
                 f"The demo repositories are under {base}; try: chart-review versions --repo {base}/version"
@@ -148,9 +177,12 @@ def run(keep: str | None, fmt: str, sections: Sequence[Section]) -> int:
             shutil.rmtree(base, ignore_errors=True)
 
 
-def review_scenario(scenario: Path, dest: Path, fmt: str, sections: Sequence[Section]) -> None:
+def review_scenario(
+    scenario: Path, dest: Path, linked: Path, fmt: str, sections: Sequence[Section]
+) -> None:
     dest.mkdir(parents=True)
     prs = build(EXAMPLES, scenario, dest)
+    paths = build_links(prs, linked)
     repo = GitRepo(dest)
     engine = Engine(repo, EmbeddedHelm(), RenderCache())
     still_open = [p for p in prs if not p.merge]
@@ -166,8 +198,21 @@ def review_scenario(scenario: Path, dest: Path, fmt: str, sections: Sequence[Sec
                 head=pr.branch,
                 open_prs=others,
                 pr=PullRequestInfo(pr.number, pr.title, pr.body),
+                links=link_resolver(pr, paths),
             )
         )
         report = result.report
         text = report.to_json_text() if fmt == "json" else to_markdown(report, sections)
         sys.stdout.write(f"## PR #{pr.number} ({pr.branch}): {pr.title}\n\n{text}\n")
+
+
+def build_links(prs: Sequence[DemoPR], dest: Path) -> dict[str, Path]:
+    """Each repository the scenario's PRs link, built once under dest/OWNER/NAME."""
+    names = dict.fromkeys(name for pr in prs for name in pr.links)
+    return {name: build_linked(EXAMPLES, name, dest / name) for name in names}
+
+
+def link_resolver(pr: DemoPR, paths: dict[str, Path]) -> RepoResolver:
+    """What `chart-review review --link NAME=PATH` passes for each of the PR's links."""
+    links = {name: (str(paths[name]), None) for name in pr.links}
+    return local_resolver(links) if links else no_links

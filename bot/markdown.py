@@ -46,11 +46,14 @@ def charts_line(report: Report) -> str:
         return "No chart changed."
     parts = []
     for c in report.charts:
-        version = (
-            c.version_head
-            if c.version_base == c.version_head
-            else f"{c.version_base} → {c.version_head}"
-        )
+        if c.version_base is None:
+            version = f"new at {c.version_head}"
+        elif c.version_head is None:
+            version = f"removed at {c.version_base}"
+        elif c.version_base == c.version_head:
+            version = c.version_head
+        else:
+            version = f"{c.version_base} → {c.version_head}"
         parts.append(f"`{c.path}` ({version}; profiles {', '.join(c.profiles) or 'none'})")
     return "Charts: " + "; ".join(parts)
 

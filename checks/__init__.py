@@ -7,11 +7,24 @@ name in `charts[]`), its own markdown section (`section`), and lines for `--expl
 
 from __future__ import annotations
 
-from checks import headings, qos, version
+from bot.markdown import Section
+from checks import headings, probes, qos, selectors, uid, version
 from checks.base import Check
 
-CHECKS: tuple[Check, ...] = (qos.CHECK, version.CHECK, headings.CHECK)
+CHECKS: tuple[Check, ...] = (
+    qos.CHECK,
+    version.CHECK,
+    headings.CHECK,
+    uid.CHECK,
+    probes.CHECK,
+    selectors.CHECK,
+)
 
 
 def by_name(name: str) -> Check | None:
     return next((c for c in CHECKS if c.name == name), None)
+
+
+def sections() -> list[Section]:
+    """The markdown section of every registered check, in registry order."""
+    return [Section(c.name, c.title, c.section) for c in CHECKS]

@@ -100,9 +100,9 @@ def explain(ctx: Context) -> list[str]:
     if a is None or a.claim.head is None:
         return []
     v, claim = a.verdict, a.claim
-    base = claim.base.version if claim.base else None
+    base = claim.base.version if claim.base else "(new chart)"
     lines = [
-        f"{a.chart.path}: version {base} -> {claim.head.version if claim.head else None}; "
+        f"{a.chart.path}: version {base} -> {a.claim.head.version}; "
         f"{a.develop_label} at {v.develop_version}; verdict {v.status}",
         f"{a.chart.path}: content files changed: {', '.join(claim.content) or 'none'}",
     ]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.demo import EXAMPLES, load_prs, scenarios
 from tests.charts import chart_files
 from tests.gitbuilder import GitBuilder
 
@@ -157,10 +158,25 @@ def test_demo_prints_a_report_per_pull_request() -> None:
     proc = cli("demo")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.count("## PR #") == 7  # 2 in the qos scenario, 5 still open in the version one
+    # every PR still open in every scenario, whatever scenarios examples/prs/ holds
+    still_open = [pr for s in scenarios(EXAMPLES) for pr in load_prs(s) if not pr.merge]
+    assert out.count("## PR #") == len(still_open)
     # qos: the init container without resources downgrades the equalised profile only
     assert "| eks | Deployment/default/release-jobs-manager | Guaranteed | Burstable |" in out
     assert "init container wait-for-mysql sets no resources" in out
     # version: the race replayed from a real repository
     assert out.count("develop is at 1.9.59; take 1.9.61") == 2
     assert "chart content changed without a version bump" in out
+    # uid, probes, selectors: each scenario's PR introduces the defect its check names
+    assert (
+        "| ❌ | client | openshift | **Deployment/default/release-mysql: container mysql pins runAsUser"
+        in out
+    )
+    assert "config forbids liveness probes on Deployment/*jobs-manager*" in out
+    assert (
+        "sets INGESTION_HTTP_PORT=9090, but its readiness and liveness probes check port 8080"
+        in out
+    )
+    assert "no pod carries app.kubernetes.io/name; the budget protects no pod" in out
+    assert "no pod carries app.kubernetes.io/component. The command would act on nothing." in out
+    assert "Service/default/release-mysql now sets publishNotReadyAddresses: true" in out

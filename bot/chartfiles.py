@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import yaml
 
 from bot.context import Tree
+from bot.yamlerrors import YAML_FAILURES
 
 CHART_FILE = "Chart.yaml"
 HELMIGNORE = ".helmignore"
@@ -55,7 +56,7 @@ def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
     line = text.count("\n", 0, match.start()) + 1 if match else None
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a base loader builds only strings
-    except yaml.YAMLError as exc:
+    except YAML_FAILURES as exc:
         return ChartMeta(chart_path, version_line=line, error=f"{path} is not valid YAML: {exc}")
     if not isinstance(data, dict):
         return ChartMeta(chart_path, version_line=line, error=f"{path}: expected a mapping")

@@ -28,12 +28,12 @@ from bot.render import (
     discover_profiles,
     load_values,
 )
+from bot.yamlerrors import YAML_FAILURES
 
 SIDES = ("base", "head")
 # Helm renders outside the GIL (a ctypes call), so one profile renders while another's YAML is parsed.
-_POOL = ThreadPoolExecutor(
-    max_workers=max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="render"
-)
+RENDER_WORKERS = max(2, min(4, os.cpu_count() or 2))
+_POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
 
 
 class ChartError(Exception):
@@ -114,7 +114,7 @@ def chart_meta(tree: GitTree, chart_dir: str) -> ChartMeta:
         return ChartMeta()
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except yaml.YAMLError:
+    except YAML_FAILURES:
         return ChartMeta()
     if not isinstance(data, dict):
         return ChartMeta()

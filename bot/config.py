@@ -9,6 +9,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.yamlerrors import YAML_FAILURES
+
 CONFIG_PATH = ".github/chart-review.yml"
 
 SeverityName = Literal["failure", "warning", "notice"]
@@ -90,7 +92,7 @@ def parse_config(text: str | None, source: str = CONFIG_PATH) -> Config:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
-    except yaml.YAMLError as exc:
+    except YAML_FAILURES as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(

@@ -18,9 +18,11 @@ from pathlib import Path
 
 from bot.context import ChangedFile, Commit
 from bot.diffparse import parse_unified_diff
+from bot.lru import BoundedCache
 
 _SYMLINK, _SUBMODULE, _EXECUTABLE = "120000", "160000", "100755"
 _BATCH_CHUNK = 256  # 256 requests of 41 bytes stay well inside a 64 KiB pipe buffer
+_LISTINGS = 64  # commits whose file listing a long-lived worker keeps
 
 
 def _all(_: str) -> bool:
@@ -54,7 +56,7 @@ class GitRepo:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
-        self._listings: dict[str, dict[str, Entry]] = {}
+        self._listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(_LISTINGS)
         if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
 
@@ -93,6 +95,26 @@ class GitRepo:
             "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False
         )
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def resolve_many(self, refs: list[str]) -> dict[str, str | None]:
+        """`resolve` for several refs in one git process (`cat-file --batch-check`, which reads
+        each line as a revision exactly as `rev-parse` does): ref → commit sha, or None."""
+        wanted = list(dict.fromkeys(r for r in refs if r))
+        # A line break or NUL cannot be part of a ref, but would split a request line: ask alone.
+        plain = [r for r in wanted if "\n" not in r and "\0" not in r]
+        found: dict[str, str | None] = {r: self.resolve(r) for r in wanted if r not in plain}
+        if plain:
+            request = "".join(f"{r}^{{commit}}\n" for r in plain).encode()
+            proc = self._run(
+                "cat-file", "--batch-check=%(objectname) %(objecttype)", input=request, check=False
+            )
+            lines = proc.stdout.decode(errors="replace").splitlines()
+            if proc.returncode != 0 or len(lines) != len(plain):
+                return {r: self.resolve(r) for r in wanted}
+            for ref, line in zip(plain, lines, strict=True):
+                sha, _, kind = line.partition(" ")
+                found[ref] = sha if kind == "commit" else None
+        return found
 
     def merge_base(self, a: str, b: str) -> str | None:
         proc = self._run("merge-base", a, b, check=False)
@@ -179,9 +201,8 @@ class GitRepo:
         return GitTree(self, commit)
 
     def listing(self, commit: str) -> dict[str, Entry]:
-        """Every entry of the commit's tree, recursively: path → Entry. Cached per commit."""
-        with self._lock:
-            cached = self._listings.get(commit)
+        """Every entry of the commit's tree, recursively: path → Entry. Cached per commit (bounded)."""
+        cached = self._listings.get(commit)
         if cached is not None:
             return cached
         out = self._run("ls-tree", "-r", "-t", "-z", "--full-tree", commit).stdout
@@ -191,9 +212,12 @@ class GitRepo:
                 meta, _, name = item.partition(b"\t")
                 mode, kind, oid = meta.decode().split()
                 listing[name.decode(errors="surrogateescape")] = Entry(mode, kind, oid)
-        with self._lock:
-            self._listings[commit] = listing
+        self._listings.put(commit, listing)
         return listing
+
+    def clear_listings(self) -> None:
+        """Forget cached tree listings (benchmarks measure a cold review)."""
+        self._listings.clear()
 
     def object_id(self, commit: str, path: str) -> str | None:
         proc = self._run(

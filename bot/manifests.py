@@ -8,12 +8,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-try:  # libyaml's loader is ~12x faster than the pure-Python one and would otherwise dominate a review
-    _LOADER: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _LOADER = yaml.SafeLoader
+from bot.yamlblocks import clear_blocks, load_mappings
+from bot.yamlerrors import YAML_FAILURES
 
 
 class ManifestError(Exception):
@@ -29,7 +25,8 @@ class ManifestError(Exception):
 
 @dataclass(frozen=True)
 class Document:
-    """One Kubernetes object as rendered. `template` is the repository path of its template."""
+    """One Kubernetes object as rendered. `template` is the repository path of its template.
+    `body` is read-only: identical YAML parses once, so its parts are shared between documents."""
 
     kind: str
     name: str
@@ -64,9 +61,9 @@ def load_documents(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
 @functools.lru_cache(maxsize=8192)
 def _parse_cached(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
     try:
-        docs = yaml.load_all(text, Loader=_LOADER)  # noqa: S506 - CSafeLoader is safe
-        return tuple(doc for doc in docs if isinstance(doc, dict))
-    except yaml.YAMLError as exc:
+        # Block by block: what differs between profiles is a line or two of a large document.
+        return load_mappings(text)
+    except YAML_FAILURES as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise ManifestError(template, line, str(getattr(exc, "problem", exc))) from None
@@ -182,3 +179,4 @@ def documents_from_text(text: str, source: str, namespace: str) -> tuple[Documen
 def clear_parse_cache() -> None:
     """Forget parsed templates (benchmarks measure a cold review)."""
     _parse_cached.cache_clear()
+    clear_blocks()

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import yaml
 
 from bot.config import ProfileSpec
+from bot.yamlerrors import YAML_FAILURES
 
 DEFAULT_PROFILE = "default"
 # Helm names the template and line in its messages: `(client/templates/x.yaml:12:3)`, `x.yaml:1:13`.
@@ -169,7 +170,7 @@ def load_values(text: str, source: str) -> dict[str, Any]:
     """Parse a values file; a file that is not a mapping is an error naming the file and line."""
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except yaml.YAMLError as exc:
+    except YAML_FAILURES as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise RenderFailure(

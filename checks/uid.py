@@ -15,6 +15,7 @@ from bot.config import ProfileSpec
 from bot.context import ChartRenders, Context, Rendered, Tree
 from bot.manifests import Document, workloads
 from bot.report import Finding, Severity
+from bot.yamlerrors import YAML_FAILURES
 from checks.base import Check
 from checks.containers import Container, containers, mapping
 from checks.delta import Issue, compare
@@ -81,7 +82,7 @@ def chart_defaults(tree: Tree, chart: str) -> Mapping[str, Any]:
     text = tree.text("values.yaml" if chart in ("", ".") else f"{chart}/values.yaml")
     try:
         data = yaml.safe_load(text) if text else None
-    except yaml.YAMLError:
+    except YAML_FAILURES:
         return {}
     return data if isinstance(data, dict) else {}
 

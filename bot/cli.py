@@ -13,13 +13,14 @@ import checks as registry
 from bot import qos_cli, versions_cli
 from bot.charts import ChartError
 from bot.config import ConfigError
-from bot.context import PullRequestInfo, no_links
+from bot.context import PullRequestInfo
 from bot.gitrepo import GitError, GitRepo
 from bot.links import local_resolver, parse_link
-from bot.markdown import Section, to_markdown
+from bot.markdown import to_markdown
 from bot.openprs import discover_open_prs
 from bot.render import RenderCache, RenderFailure, make_renderer
 from bot.review import Engine, ReviewError, ReviewInput
+from bot.settings import SettingsError
 
 EXIT_OK, EXIT_FAILURE, EXIT_ERROR = 0, 1, 2
 PROG = "chart-review"
@@ -37,10 +38,6 @@ class Parser(argparse.ArgumentParser):
 def fail(message: str) -> int:
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return EXIT_ERROR
-
-
-def sections() -> list[Section]:
-    return [Section(c.name, c.title, c.section) for c in registry.CHECKS]
 
 
 def add_review(sub: argparse._SubParsersAction) -> None:
@@ -114,7 +111,7 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
     links = dict((name, (path, ref)) for name, path, ref in (parse_link(arg) for arg in args.link))
     return ReviewInput(
         open_prs=open_prs,
-        links=local_resolver(links) if links else no_links,
+        links=local_resolver(links),
         pr=PullRequestInfo(title=args.pr_title, body=read_pr_body(args.pr_body)),
         base=args.base,
         head=args.head,
@@ -144,7 +141,9 @@ def run_review(args: argparse.Namespace) -> int:
     engine = Engine(repo, make_renderer(args.renderer), cache)
     result = engine.review(review_input(args, repo), explain=args.explain)
     report = result.report
-    text = report.to_json_text() if args.format == "json" else to_markdown(report, sections())
+    text = (
+        report.to_json_text() if args.format == "json" else to_markdown(report, registry.sections())
+    )
     if args.explain and args.format == "markdown" and result.explanations:
         text += (
             "\n### Considered and left alone\n\n"
@@ -177,7 +176,36 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     from bot.demo import run
 
-    return run(keep=args.keep, fmt=args.format, sections=sections())
+    return run(keep=args.keep, fmt=args.format, sections=registry.sections())
+
+
+def add_app(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve", help="run the GitHub App: webhook receiver and, by default, a worker"
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="only receive webhooks; `chart-review worker` processes run the jobs",
+    )
+    p.set_defaults(func=run_serve)
+    w = sub.add_parser("worker", help="run queued reviews (beside `serve --no-worker`)")
+    w.set_defaults(func=run_worker)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    # Imported here: the App's stack (FastAPI, PyGithub, huey) is not needed to review locally.
+    from bot.serve import serve
+
+    return serve(args.host, args.port, with_worker=not args.no_worker)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from bot.serve import worker
+
+    return worker()
 
 
 def build_parser() -> Parser:
@@ -187,6 +215,7 @@ def build_parser() -> Parser:
     qos_cli.add_parser(sub)
     versions_cli.add_parser(sub)
     add_demo(sub)
+    add_app(sub)
     return parser
 
 
@@ -201,6 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ConfigError,
         GitError,
         RenderFailure,
+        SettingsError,
         ValueError,
     ) as exc:
         return fail(str(exc))

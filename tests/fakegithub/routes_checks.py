@@ -125,6 +125,8 @@ async def list_for_ref(request: Request, owner: str, repo: str, ref: str) -> JSO
         runs = [r for r in runs if r.name == c.query("check_name")]
     if c.query("status"):
         runs = [r for r in runs if r.status == c.query("status")]
+    if c.query("app_id") and c.query("app_id") != str(c.state.app_id):
+        runs = []  # every run on the fake is this app's
     if c.query("filter", "latest") == "latest":
         runs = _latest_per_name(runs)
     runs.sort(key=lambda r: r.id, reverse=True)

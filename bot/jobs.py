@@ -9,6 +9,7 @@ Three rules keep many deliveries cheap and correct:
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -17,7 +18,6 @@ from github import GithubException
 
 from bot.app_links import installation_resolver
 from bot.board import board_markdown, build_board
-from bot.charts import chart_meta
 from bot.context import OpenPR
 from bot.github_app import GitHubApp, PullState, RepoClient
 from bot.gitrepo import GitRepo
@@ -31,12 +31,15 @@ from bot.queue import Busy, HueyJobQueue
 from bot.render import EmbeddedHelm, RenderCache, Renderer
 from bot.settings import Settings
 from bot.store import Lease, Store
+from bot.version_watch import claimants, claimed_versions
 
 log = logging.getLogger(__name__)
 
 WRITERS = frozenset({"admin", "maintain", "write"})
 LEASE_TTL = 20.0  # renewed while held; a dead worker's PR frees within this
 REVIEWED_TTL = 30 * 24 * 3600.0
+RECHECK = "recheck:"
+RIVAL = RECHECK + "rival"
 BOARD_TITLE = "Chart version board"
 HELP = """\
 chart-review commands (write the command as the first line of a PR comment):
@@ -120,7 +123,7 @@ class Worker:
                 log.info("skipped: head %s already reviewed", job.head_sha[:12])
                 return
             with log_context(pr=pr.number, head=pr.head_sha):
-                self._review(client, job.repo, pr)
+                self._review(client, job, pr)
             self.store.put(done, REVIEWED_TTL)
         finally:
             lease.release()
@@ -153,19 +156,41 @@ class Worker:
             return None
         return pr
 
-    def _review(self, client: RepoClient, repo: RepoRef, pr: PullState) -> None:
+    def _review(self, client: RepoClient, job: ReviewJob, pr: PullState) -> None:
         started = time.perf_counter()
+        repo = job.repo
         git = self._sync(repo, [pr.head_sha, pr.base_sha])
         try:
             open_prs = client.open_pulls()
             links = installation_resolver(self.github, self.mirrors, repo.installation_id)
             published = review_pull(client, git, pr, open_prs, self.renderer, self.cache, links)
             log.info("review published: %s", published.conclusion)
+            if not job.reason.startswith(RECHECK):  # a re-check never sets off more re-checks
+                self._recheck_rivals(git, job, pr, open_prs)
             self._refresh_board(client, git, pr.base_ref, open_prs)
         finally:
             git.close()
         if self.metrics is not None:
             self.metrics.review_finished(published.conclusion, time.perf_counter() - started)
+
+    def _recheck_rivals(
+        self, git: GitRepo, job: ReviewJob, pr: PullState, open_prs: Sequence[PullState]
+    ) -> None:
+        """When a PR's version claim changes, every open PR that claims what it claimed before or
+        claims now has a verdict to update ("collides with #N" appears or goes away)."""
+        key = f"claims:{job.repo.full_name}#{pr.number}"
+        before = self.store.get(key)
+        now = claimed_versions(git, pr.base_sha, pr.head_sha)
+        self.store.put(key, REVIEWED_TTL, json.dumps(now))
+        old = [tuple(c) for c in json.loads(before)] if before else []
+        if before is not None and set(old) == set(now):
+            return
+        versions = set(old) | set(now)
+        for other in claimants(git, versions, open_prs, exclude=pr.number):
+            log.info("re-checking #%s: its version claim meets #%s's", other.number, pr.number)
+            self.queue.enqueue(
+                ReviewJob(job.repo, other.number, other.head_sha, RIVAL, job.delivery)
+            )
 
     def _sync(self, repo: RepoRef, want: Sequence[str]) -> GitRepo:
         token = self.github.installation_token(repo.installation_id)
@@ -189,7 +214,7 @@ class Worker:
         for pr in affected:
             log.info("re-checking #%s after %s", pr.number, job.reason)
             self.queue.enqueue(
-                ReviewJob(job.repo, pr.number, pr.head_sha, f"recheck:{job.reason}", job.delivery)
+                ReviewJob(job.repo, pr.number, pr.head_sha, f"{RECHECK}{job.reason}", job.delivery)
             )
 
     def _after_push(
@@ -216,13 +241,7 @@ class Worker:
         if closed is None or git.resolve(closed.head_sha) is None:
             return []
         claimed = claimed_versions(git, closed.base_sha, closed.head_sha)
-        return [
-            p
-            for p in open_prs
-            if p.number != closed.number
-            and git.resolve(p.head_sha)
-            and any(chart_meta(git.tree(p.head_sha), path).version == v for path, v in claimed)
-        ]
+        return claimants(git, claimed, open_prs, exclude=closed.number)
 
     # -- commands ------------------------------------------------------------------------------
 
@@ -265,21 +284,6 @@ class Worker:
         ]
         board = build_board(git, develop, prs, ignore=tuple(config.version.ignore))
         client.upsert_issue(BOARD_TITLE, board_markdown(board))
-
-
-def claimed_versions(git: GitRepo, base: str, head: str) -> list[tuple[str, str]]:
-    """(chart directory, version) for every Chart.yaml whose version the range base..head changed."""
-    merge_base = git.merge_base(base, head) or base
-    out = []
-    for change in git.changes(merge_base, head):
-        if not change.path.endswith("Chart.yaml") or change.status == "D":
-            continue
-        path = change.path.rpartition("/")[0]
-        before = chart_meta(git.tree(merge_base), path).version
-        after = chart_meta(git.tree(head), path).version
-        if after and after != before:
-            out.append((path, after))
-    return out
 
 
 def make_worker(settings: Settings, github: GitHubApp, metrics: Metrics | None) -> HueyJobQueue:

@@ -329,3 +329,26 @@ def test_a_heading_in_an_unreadable_repository_is_a_notice_not_a_pass(
     [run] = [r for r in github.check_runs(REPO, head) if r.name == "chart-review/headings"]
     assert run.conclusion == "success"  # a notice: nothing the PR must fix, but said out loud
     assert "acme/secret" in run.summary and "not readable by chart-review" in run.text
+
+
+def test_a_pr_moving_onto_anothers_version_re_checks_the_other(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario
+) -> None:
+    other = _second_pr(github, scenario, version="1.0.2")  # #1 claims 1.0.1: no race yet
+    payload = pull_request_event("opened", REPO, scenario.clone_url, 2, other)
+    assert app.deliver("pull_request", payload).status_code == 202
+    wait_for(lambda: _completed(github, other))
+    assert _conclusions(github, other)["chart-review/version"] == "success"
+
+    git = scenario.git.checkout("wait-for-mysql")
+    head = git.write("client/Chart.yaml", chart_yaml("1.0.2")).commit("Take 1.0.2").sha()
+    git.pull_ref(1, "wait-for-mysql").checkout("develop")
+    github.update_pull(github.state.pulls[(REPO, 1)], head_sha=head)
+    _open(app, scenario, head, action="synchronize")  # nothing is sent about #2
+
+    def other_races_pr_1() -> bool:
+        return _conclusions(github, other).get("chart-review/version") == "neutral"
+
+    wait_for(other_races_pr_1, what="PR #2's version check to warn of PR #1")
+    [run] = [r for r in github.check_runs(REPO, other) if r.name == "chart-review/version"]
+    assert "#1" in run.summary + (run.text or "")

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench load clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ test: $(VENV)/.installed-test lint
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/review_bench.py
+
+# The App under load and scale-out (they use the fake GitHub from tests/, hence the test extra).
+load: $(VENV)/.installed-test
+	$(BIN)/python bench/webhook_load.py
+	$(BIN)/python bench/workers_bench.py
 
 clean:
 	rm -rf $(VENV) data

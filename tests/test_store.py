@@ -69,6 +69,8 @@ def test_ping_names_a_broken_store(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     sqlite = SqliteStore(db)
     assert sqlite.ping() is None
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
     db.write_bytes(b"not a database" * 100)
     assert "state database" in (sqlite.ping() or "")
     assert (RedisStore("redis://127.0.0.1:1/0").ping() or "").startswith("redis:")

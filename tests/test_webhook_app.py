@@ -186,6 +186,7 @@ def test_body_that_is_not_a_json_object_is_refused(
     [
         (None, "delivery-1", "missing X-GitHub-Event header"),
         ("pull_request", None, "missing X-GitHub-Delivery header"),
+        ("pull_request", "x" * 101, "X-GitHub-Delivery is not a delivery id"),
     ],
 )
 def test_missing_github_headers_are_refused(

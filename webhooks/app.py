@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 EVENT_HEADER = "X-GitHub-Event"
 DELIVERY_HEADER = "X-GitHub-Delivery"
+MAX_DELIVERY_ID = 100
 # Before the signature is checked, the event header is anyone's text: it must not become a label.
 UNVERIFIED_EVENT = "unverified"
 DUPLICATE = "duplicate delivery"
@@ -102,7 +103,7 @@ class Receiver:
                 body = await read_capped(request, self.settings.max_body_bytes)
                 check_signature(self.settings.webhook_secret, body, request)
                 event = required_header(request, EVENT_HEADER)
-                delivery = required_header(request, DELIVERY_HEADER)
+                delivery = delivery_id(request)
                 routed = route_payload(event, parse_object(body), delivery)
                 return await self.accept(event, delivery, routed)
             except Rejected as rejected:
@@ -160,6 +161,15 @@ def required_header(request: Request, name: str) -> str:
     value = request.headers.get(name, "").strip()
     if not value:
         raise Rejected(400, f"missing {name} header", "bad request")
+    return value
+
+
+def delivery_id(request: Request) -> str:
+    """GitHub's ids are 36-character GUIDs. The header is outside the signature and becomes a
+    key in the store, so anything long or unprintable is refused rather than stored."""
+    value = required_header(request, DELIVERY_HEADER)
+    if len(value) > MAX_DELIVERY_ID or not value.isprintable():
+        raise Rejected(400, f"{DELIVERY_HEADER} is not a delivery id", "bad request")
     return value
 
 

@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from github import Auth, Github, GithubException, GithubIntegration
+from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 
 from bot.github_repo import NOT_FOUND, InstallationAuth, PullState, RepoClient, RepoInfo
 
@@ -21,6 +21,9 @@ __all__ = ["AppCredentials", "GitHubApp", "PullState", "RepoClient", "RepoInfo"]
 TOKEN_RENEWAL_MARGIN = timedelta(minutes=5)
 PER_PAGE = 100  # GitHub's maximum page size: fewer round trips for comments and PRs
 BOT_SUFFIX = "[bot]"  # an app acts as the user "<slug>[bot]"
+RETRIES = 4  # with RETRY_BACKOFF 0.5 s: waits of 0.5, 1, 2 and 4 s, then the call fails
+RETRY_BACKOFF = 0.5
+MAX_RATE_LIMIT_WAIT = 60.0  # a longer Retry-After fails the call rather than hold a worker
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,23 @@ class AppCredentials:
     api_url: str = "https://api.github.com"
     seconds_between_requests: float = 0.25  # PyGithub's courtesy throttle; tests pass 0
     seconds_between_writes: float = 1.0
+    retry_backoff: float = RETRY_BACKOFF  # seconds before the first retry; doubles each time
+
+
+def retry_policy(backoff: float) -> GithubRetry:
+    """GitHub's 5xx, 429 and rate-limit 403s are retried with exponential backoff, Retry-After
+    honoured; past the cap the call fails and the job completes its runs as "could not
+    complete". Every method is retried, PATCH included: a check run left unfinished because
+    one update hit a 502 is worse than the rare duplicate a retried POST can make."""
+    return GithubRetry(
+        total=RETRIES,
+        backoff_factor=backoff,
+        status_forcelist=[429, *range(500, 600)],
+        allowed_methods=frozenset({"GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"}),
+        respect_retry_after_header=True,
+        secondary_rate_wait=MAX_RATE_LIMIT_WAIT / 2,
+        max_rate_limit_wait=MAX_RATE_LIMIT_WAIT,
+    )
 
 
 @dataclass(frozen=True)
@@ -46,6 +66,7 @@ class GitHubApp:
             base_url=creds.api_url,
             seconds_between_requests=creds.seconds_between_requests,
             seconds_between_writes=creds.seconds_between_writes,
+            retry=retry_policy(creds.retry_backoff),
         )
         self._lock = threading.Lock()
         self._tokens: dict[int, _CachedToken] = {}
@@ -104,5 +125,6 @@ class GitHubApp:
             lazy=True,
             seconds_between_requests=self._creds.seconds_between_requests,
             seconds_between_writes=self._creds.seconds_between_writes,
+            retry=retry_policy(self._creds.retry_backoff),
         )
         return RepoClient(full_name, gh, auth, self.bot_login, self.app_id)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
-from github import Auth, BadCredentialsException, Github, GithubException
+from github import Auth, Github, GithubException
 from github.GithubObject import NotSet
 from github.NamedUser import NamedUser
 from github.PullRequest import PullRequest
@@ -92,6 +92,10 @@ def _pull_state(pr: PullRequest, merged: bool | None = None) -> PullState:
     )
 
 
+UNAUTHORIZED = 401
+GONE = (404, 410, 422)  # a check run that no longer exists or no longer takes updates
+
+
 class RepoClient:
     def __init__(
         self,
@@ -109,11 +113,16 @@ class RepoClient:
         self._repo = gh.get_repo(full_name)
         self._url = f"/repos/{full_name}"
         self._reused: set[int] = set()  # runs begun again on the same head by this client
+        self._runs: dict[int, tuple[str, str]] = {}  # run id → (head sha, name), as begun
 
     def _call(self, fn: Callable[[], T]) -> T:
+        """One call, and once more with a fresh token if GitHub says ours is no longer good (an
+        installation token expires after an hour; a long job can outlive it)."""
         try:
             return fn()
-        except BadCredentialsException:
+        except GithubException as exc:
+            if exc.status != UNAUTHORIZED:
+                raise
             self._auth.renew()
             return fn()
 
@@ -171,10 +180,15 @@ class RepoClient:
             lambda: github_checks.find_run(requester, self._url, head_sha, name, self._app_id)
         )
         if found is None:
-            return self._call(lambda: github_checks.start_run(requester, self._url, head_sha, name))
-        self._call(lambda: github_checks.restart_run(requester, self._url, found))
-        self._reused.add(found)
-        return found
+            run_id = self._call(
+                lambda: github_checks.start_run(requester, self._url, head_sha, name)
+            )
+        else:
+            self._call(lambda: github_checks.restart_run(requester, self._url, found))
+            self._reused.add(found)
+            run_id = found
+        self._runs[run_id] = (head_sha, name)
+        return run_id
 
     def unfinished_runs(self, head_sha: str) -> list[int]:
         requester = self._gh.requester
@@ -189,8 +203,24 @@ class RepoClient:
             already = self._call(
                 lambda: github_checks.existing_annotations(requester, self._url, run_id)
             )
-        for body in github_checks.completion_bodies(out, already):
-            self._request("PATCH", f"/check-runs/{run_id}", input=body)
+        try:
+            for body in github_checks.completion_bodies(out, already):
+                self._request("PATCH", f"/check-runs/{run_id}", input=body)
+        except GithubException as exc:
+            if exc.status not in GONE or run_id not in self._runs:
+                raise
+            # The run was deleted or can no longer be edited: the verdict goes on a new run of
+            # the same name, which is the one GitHub shows.
+            head_sha, name = self._runs[run_id]
+            fresh = self._start(head_sha, name)
+            for body in github_checks.completion_bodies(out):
+                self._request("PATCH", f"/check-runs/{fresh}", input=body)
+
+    def _start(self, head_sha: str, name: str) -> int:
+        requester = self._gh.requester
+        run_id = self._call(lambda: github_checks.start_run(requester, self._url, head_sha, name))
+        self._runs[run_id] = (head_sha, name)
+        return run_id
 
     # Conversation
 

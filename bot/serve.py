@@ -64,6 +64,7 @@ def github_app(settings: Settings) -> GitHubApp:
             api_url=settings.api_url,
             seconds_between_requests=settings.seconds_between_requests,
             seconds_between_writes=settings.seconds_between_writes,
+            retry_backoff=settings.github_retry_backoff,
         )
     )
 

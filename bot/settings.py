@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.sandbox import SandboxLimits
+
 DEFAULT_API_URL = "https://api.github.com"
 # GitHub refuses webhook payloads over 25 MB, so a bigger body is not GitHub's.
 MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -28,9 +30,11 @@ class Settings:
     # PyGithub's courtesy spacing between requests; tests against the local fake set both to 0.
     seconds_between_requests: float = 0.25
     seconds_between_writes: float = 1.0
+    github_retry_backoff: float = 0.5  # before the first retry of a failed GitHub call; doubles
     max_body_bytes: int = MAX_BODY_BYTES
     log_level: str = "INFO"
     metrics_port: int | None = None  # `chart-review worker` serves /metrics here when set
+    render_limits: SandboxLimits = SandboxLimits()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -45,8 +49,10 @@ class Settings:
             workers=_int(env, "WORKERS") or 2,
             seconds_between_requests=_float(env, "GITHUB_SECONDS_BETWEEN_REQUESTS", 0.25),
             seconds_between_writes=_float(env, "GITHUB_SECONDS_BETWEEN_WRITES", 1.0),
+            github_retry_backoff=_float(env, "GITHUB_RETRY_BACKOFF", 0.5),
             log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
             metrics_port=_int(env, "METRICS_PORT"),
+            render_limits=render_limits(env),
         )
 
     def require_app(self) -> None:
@@ -62,6 +68,27 @@ class Settings:
         ]
         if missing:
             raise SettingsError(f"missing environment variable: {', '.join(missing)}")
+
+
+def render_limits(env: Mapping[str, str] | None = None) -> SandboxLimits:
+    """RENDER_TIMEOUT (seconds of wall clock), RENDER_CPU_SECONDS, RENDER_MEMORY_MB: per render."""
+    env = os.environ if env is None else env
+    default = SandboxLimits()
+    wall = _float(env, "RENDER_TIMEOUT", default.wall_seconds)
+    cpu = _int(env, "RENDER_CPU_SECONDS")
+    memory_mb = _int(env, "RENDER_MEMORY_MB")
+    for name, value in (
+        ("RENDER_TIMEOUT", wall),
+        ("RENDER_CPU_SECONDS", cpu),
+        ("RENDER_MEMORY_MB", memory_mb),
+    ):
+        if value is not None and value <= 0:
+            raise SettingsError(f"{name} must be positive, got {value}")
+    return SandboxLimits(
+        wall_seconds=wall,
+        cpu_seconds=default.cpu_seconds if cpu is None else cpu,
+        memory_bytes=default.memory_bytes if memory_mb is None else memory_mb * 2**20,
+    )
 
 
 def _int(env: Mapping[str, str], name: str) -> int | None:

@@ -116,6 +116,7 @@ def app_settings(fake: FakeGitHub, data_dir: Path, **overrides: Any) -> Settings
         api_url=fake.url,
         seconds_between_requests=0.0,
         seconds_between_writes=0.0,
+        github_retry_backoff=0.05,
         workers=2,
     )
     values.update(overrides)

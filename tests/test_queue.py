@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,16 @@ def test_the_journal_is_cleared_when_the_job_ends_even_by_an_error(queue: HueyJo
 
     assert seen and "running:" in seen[0]
     assert queue.store.scan(RUNNING) == [] and queue.store.scan(ALIVE) == []
+
+
+def test_a_delivery_whose_receiver_died_before_queueing_it_is_taken_on_redelivery(
+    queue: HueyJobQueue,
+) -> None:
+    # The receiver claimed the id and died before the job was queued: the claim was never
+    # confirmed, so it lapses (after CLAIM_TTL; shortened here) and GitHub's redelivery runs.
+    assert queue.store.claim("delivery:d-9", ttl=0.1)
+    assert not queue.submit("d-9", "pull_request", JOB)  # still in flight: a true duplicate
+    time.sleep(0.2)
+    assert queue.submit("d-9", "pull_request", JOB)
+    assert queue.depth() == 1
+    assert not queue.submit("d-9", "pull_request", JOB)  # confirmed now: dropped for days

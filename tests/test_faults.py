@@ -84,11 +84,14 @@ def test_a_run_that_can_no_longer_be_updated_gets_its_verdict_on_a_new_run(
     _assert_normal_verdict(github, scenario.head)
 
 
+@pytest.mark.parametrize(
+    "status", [503, 404], ids=["github-down-for-longer-than-the-retries", "pr-deleted-mid-review"]
+)
 def test_a_lasting_failure_leaves_no_run_in_progress_and_no_false_pass(
-    app: RunningApp, github: FakeGitHub, scenario: Scenario
+    app: RunningApp, github: FakeGitHub, scenario: Scenario, status: int
 ) -> None:
-    # GitHub refuses to list the PR's comments for longer than the retries last.
-    github.inject("GET", r"/issues/1/comments$", 503, times=100)
+    # GitHub stops answering for the PR's conversation once the runs have begun.
+    github.inject("GET", r"/issues/1/comments$", status, times=100)
     _open(app, scenario)
 
     wait_for(lambda: _settled(github, scenario.head), what="every run completed")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -18,21 +17,18 @@ from bot.config import Config
 from bot.context import ChangedFile, ChartRenders, Rendered, RenderError
 from bot.gitrepo import GitRepo, GitTree, UnsafeTreeError, check_entry
 from bot.manifests import ManifestError, parse_rendered, template_repo_path
+from bot.profiles import Profile, check_values_size, discover_profiles, load_values
 from bot.render import (
+    RENDER_WORKERS,
     CachedRender,
     CacheKey,
-    Profile,
     RenderCache,
     Renderer,
     RenderFailure,
-    discover_profiles,
-    load_values,
 )
 from bot.yamlerrors import YAML_FAILURES
 
 SIDES = ("base", "head")
-# Helm renders outside the GIL (a ctypes call), so one profile renders while another's YAML is parsed.
-RENDER_WORKERS = max(2, min(4, os.cpu_count() or 2))
 _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
 
 
@@ -262,12 +258,14 @@ def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str
     ids = []
     if profile.values_path is not None:
         entry = tree.entry(profile.values_path)
-        text = tree.text(profile.values_path)
-        if entry is None or text is None:
+        data = tree.read(profile.values_path)
+        if entry is None or data is None:
             raise RenderFailure(
                 f"values file {profile.values_path} does not exist", profile.values_path
             )
-        values = load_values(text, profile.values_path)
+        # Checked before parsing: the parse runs in the reviewing process, outside the sandbox.
+        check_values_size(len(data), profile.values_path)
+        values = load_values(data.decode("utf-8", errors="replace"), profile.values_path)
         ids.append(entry.oid)
     if profile.inline is not None:
         values = deep_merge(values, profile.inline)
@@ -308,7 +306,8 @@ def render_profile(
             )
         except RenderFailure as failure:
             hit = CachedRender(None, failure)
-        cache.put(key, hit)
+        if hit.error is None or not hit.error.transient:
+            cache.put(key, hit)
     if hit.error is not None or hit.manifests is None:
         err = hit.error or RenderFailure("no output")
         template = (

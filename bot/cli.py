@@ -20,7 +20,7 @@ from bot.markdown import to_markdown
 from bot.openprs import discover_open_prs
 from bot.render import RenderCache, RenderFailure, make_renderer
 from bot.review import Engine, ReviewError, ReviewInput
-from bot.settings import SettingsError
+from bot.settings import SettingsError, render_limits
 
 EXIT_OK, EXIT_FAILURE, EXIT_ERROR = 0, 1, 2
 PROG = "chart-review"
@@ -138,7 +138,7 @@ def read_pr_body(source: str | None) -> str:
 def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     cache = RenderCache(Path(args.cache_dir)) if args.cache_dir else RenderCache()
-    engine = Engine(repo, make_renderer(args.renderer), cache)
+    engine = Engine(repo, make_renderer(args.renderer, render_limits()), cache)
     result = engine.review(review_input(args, repo), explain=args.explain)
     report = result.report
     text = (

@@ -28,7 +28,8 @@ from bot.mirror import Mirrors
 from bot.pr_review import review_pull, target_config
 from bot.publish import CheckRunOutput
 from bot.queue import Busy, HueyJobQueue
-from bot.render import EmbeddedHelm, RenderCache, Renderer
+from bot.render import RenderCache, Renderer
+from bot.sandbox import SandboxedHelm
 from bot.settings import Settings
 from bot.store import Lease, Store
 from bot.version_watch import claimants, claimed_versions
@@ -82,7 +83,8 @@ class Worker:
         self.queue = queue
         self.store = store
         self.metrics = metrics
-        self.renderer = renderer or EmbeddedHelm()
+        # Every render of a PR's chart runs in the sandbox's processes, under the configured limits.
+        self.renderer = renderer or SandboxedHelm(settings.render_limits)
         self.mirrors = Mirrors(settings.data_dir / "mirrors")
         self.cache = RenderCache(settings.data_dir / "renders")
 

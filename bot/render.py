@@ -1,38 +1,58 @@
-"""Chart → rendered manifests: the renderers, profile discovery, and the content-addressed render cache."""
+"""Chart → rendered manifests: the renderers, and the content-addressed render cache."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
+import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import yaml
+if TYPE_CHECKING:
+    from bot.sandbox import SandboxLimits
 
-from bot.config import ProfileSpec
-from bot.yamlerrors import YAML_FAILURES
-
-DEFAULT_PROFILE = "default"
+# Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
+# another's YAML is parsed; the sandbox keeps one render process per worker.
+RENDER_WORKERS = max(2, min(4, os.cpu_count() or 2))
+# The archive's top directory (bot.gitrepo.archive): files Helm's loader names are given under it, so
+# they map to the repository like template names do (`<chart>/templates/x.yaml`).
+ARCHIVE_ROOT = "chart"
 # Helm names the template and line in its messages: `(client/templates/x.yaml:12:3)`, `x.yaml:1:13`.
 _TEMPLATE_LINE_RE = re.compile(r"([\w.@+-]+(?:/[\w.@+-]+)*\.(?:ya?ml|tpl|txt|json)):(\d+)")
+# The loader names a file without a line: `cannot load Chart.yaml: ... yaml: line 2: ...`,
+# `decompressed chart file "chart/values.yaml" is larger than ...`.
+_LOAD_FILE_RE = re.compile(r'^cannot load ([^\s:]+):|^decompressed chart file "([^"]+)"')
+_YAML_LINE_RE = re.compile(r"\byaml: line (\d+):")
 _SOURCE_RE = re.compile(r"^# Source: (\S+)\s*$", re.MULTILINE)
 
 
 class RenderFailure(Exception):
-    """Helm could not render: `template`/`line` are from Helm's message when it names them."""
+    """Helm could not render: `template`/`line` are from Helm's message when it names them.
+    `transient` failures (a wall-clock timeout under load, a kill by the kernel) may not recur, so
+    they are not cached."""
 
-    def __init__(self, message: str, template: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        template: str | None = None,
+        line: int | None = None,
+        transient: bool = False,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.template = template
         self.line = line
+        self.transient = transient
 
 
 class Renderer(Protocol):
@@ -46,12 +66,65 @@ class Renderer(Protocol):
         ...
 
 
+def values_json(values: Mapping[str, Any]) -> str:
+    """Values as Helm receives them. YAML's timestamps (`date: 2024-01-01`) load as dates, which JSON
+    has not: they go as the ISO text Helm's own YAML reader keeps them as."""
+    return json.dumps(values, default=_iso_text)
+
+
+def _iso_text(value: object) -> str:
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    raise TypeError(f"a values file holds a {type(value).__name__}, which Helm cannot take")
+
+
 def failure_from_message(message: str) -> RenderFailure:
     first = message.strip()
+    loaded = _LOAD_FILE_RE.search(first)
+    if loaded is not None:
+        name = loaded[1] or loaded[2]
+        if not name.startswith(f"{ARCHIVE_ROOT}/"):
+            name = f"{ARCHIVE_ROOT}/{name}"
+        line = _YAML_LINE_RE.search(first)
+        return RenderFailure(first, name, int(line[1]) if line else None)
     match = _TEMPLATE_LINE_RE.search(first)
     if match is None:
         return RenderFailure(first)
     return RenderFailure(first, match[1], int(match[2]))
+
+
+def missing_dependencies(metadata: Mapping[str, Any], loaded: list[dict[str, Any]]) -> list[str]:
+    """Dependencies Chart.yaml declares that are not under charts/: `helm template` refuses such a
+    chart (`found in Chart.yaml, but missing in charts/ directory`); the SDK would render without."""
+    present = {d.get("name") for d in loaded}
+    declared = metadata.get("dependencies") or []
+    return [str(d.get("name")) for d in declared if d.get("name") not in present]
+
+
+def dependency_failure(archive: bytes, names: list[str]) -> RenderFailure:
+    line = _declaration_line(archive, names[0])
+    listed = ", ".join(names)
+    return RenderFailure(
+        f"dependency {listed} is declared in Chart.yaml but missing from charts/ "
+        "(`helm dependency build` fetches it; the review renders only what the PR commits)",
+        f"{ARCHIVE_ROOT}/Chart.yaml",
+        line,
+    )
+
+
+def _declaration_line(archive: bytes, name: str) -> int | None:
+    """The line of `name: <dependency>` in the archive's Chart.yaml (only read on this error path)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+            member = tar.extractfile(f"{ARCHIVE_ROOT}/Chart.yaml")
+            text = member.read().decode(errors="replace") if member is not None else ""
+    except (tarfile.TarError, KeyError, OSError):
+        return None
+    pattern = re.compile(rf"^\s*-?\s*name:\s*[\"']?{re.escape(name)}[\"']?\s*$")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.match(line):
+            return number
+    return None
 
 
 class EmbeddedHelm:
@@ -68,11 +141,22 @@ class EmbeddedHelm:
     ) -> dict[str, str]:
         try:
             with self._helm.Chart.load_archive(archive) as chart:
+                metadata = chart.metadata
+                if metadata.get("dependencies"):
+                    missing = missing_dependencies(metadata, chart.dependencies)
+                    if missing:
+                        raise dependency_failure(archive, missing)
                 return chart.render(
-                    values=dict(values), name=release, namespace=namespace, is_install=True
+                    values=json.loads(values_json(values)),
+                    name=release,
+                    namespace=namespace,
+                    is_install=True,
                 )
         except self._helm.HelmError as exc:
             raise failure_from_message(str(exc)) from None
+
+
+HELM_CLI_TIMEOUT = 300.0
 
 
 class HelmCLI:
@@ -93,12 +177,17 @@ class HelmCLI:
             chart, vf = Path(tmp) / "chart.tgz", Path(tmp) / "values.json"
             chart.write_bytes(archive)
             vf.write_text(json.dumps(values))
-            proc = subprocess.run(
-                [self._binary, "template", release, str(chart), "-n", namespace, "-f", str(vf)],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
+            try:
+                proc = subprocess.run(
+                    [self._binary, "template", release, str(chart), "-n", namespace, "-f", str(vf)],
+                    capture_output=True,
+                    text=True,
+                    timeout=HELM_CLI_TIMEOUT,
+                )
+            except subprocess.TimeoutExpired:
+                raise RenderFailure(
+                    f"render exceeded its time limit ({HELM_CLI_TIMEOUT:.0f} s of wall-clock time)"
+                ) from None
         if proc.returncode != 0:
             raise failure_from_message(proc.stderr.replace("Error: ", "", 1))
         return split_sources(proc.stdout)
@@ -114,79 +203,16 @@ def split_sources(stream: str) -> dict[str, str]:
     return out
 
 
-def make_renderer(name: str) -> Renderer:
+def make_renderer(name: str, limits: SandboxLimits | None = None) -> Renderer:
+    """`embedded` renders in a pool of sandboxed render processes (bot.sandbox): charts come from
+    untrusted PRs. `helm` runs a pinned binary per render."""
     if name == "embedded":
-        return EmbeddedHelm()
+        from bot.sandbox import SandboxedHelm, SandboxLimits
+
+        return SandboxedHelm(limits or SandboxLimits())
     if name == "helm":
         return HelmCLI()
     raise ValueError(f"unknown renderer '{name}' (expected embedded or helm)")
-
-
-# -- profiles ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A values profile of a chart at one side: where its values come from, and its flags."""
-
-    name: str
-    values_path: str | None  # repository path of the values file; None for the chart's defaults
-    inline: Mapping[str, Any] | None = None
-    arbitrary_uid: bool = False
-
-
-def profile_name(ci_file: str) -> str:
-    stem = ci_file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    return stem[: -len("-values")] if stem.endswith("-values") and stem != "-values" else stem
-
-
-def discover_profiles(
-    chart_dir: str, paths: tuple[str, ...], extra: list[ProfileSpec]
-) -> dict[str, Profile]:
-    """chart-testing's rule: every `ci/*.yaml` is a profile and the defaults alone are not rendered;
-    without any, one profile `default`. Config entries add profiles or set flags on existing ones."""
-    prefix = f"{chart_dir}/ci/" if chart_dir not in ("", ".") else "ci/"
-    ci = [p for p in paths if p.startswith(prefix) and "/" not in p[len(prefix) :]]
-    ci = [p for p in ci if p.endswith((".yaml", ".yml"))]
-    profiles = {profile_name(p): Profile(profile_name(p), p) for p in ci}
-    if not profiles:
-        profiles[DEFAULT_PROFILE] = Profile(DEFAULT_PROFILE, None)
-    for spec in extra:
-        existing = profiles.get(spec.name)
-        if spec.defines_values:
-            profiles[spec.name] = Profile(
-                spec.name, spec.values_file, spec.values, spec.arbitrary_uid
-            )
-        elif existing is not None:
-            profiles[spec.name] = Profile(
-                existing.name, existing.values_path, existing.inline, spec.arbitrary_uid
-            )
-        elif spec.name == DEFAULT_PROFILE:
-            profiles[DEFAULT_PROFILE] = Profile(DEFAULT_PROFILE, None, None, spec.arbitrary_uid)
-    return dict(sorted(profiles.items()))
-
-
-def load_values(text: str, source: str) -> dict[str, Any]:
-    """Parse a values file; a file that is not a mapping is an error naming the file and line."""
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except YAML_FAILURES as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise RenderFailure(
-            f"values file {source}{f' line {line}' if line else ''}: not valid YAML: "
-            f"{getattr(exc, 'problem', exc)}",
-            source,
-            line,
-        ) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        raise RenderFailure(
-            f"values file {source} line 1: expected a mapping, found {kind}", source, 1
-        )
-    return data
 
 
 # -- cache -------------------------------------------------------------------------------------------

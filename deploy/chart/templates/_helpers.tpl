@@ -72,6 +72,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   value: {{ .Values.dataDir | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
+# Each render of a PR's chart runs under these limits; the memory budget times the render
+# processes (2) must fit in the container's memory limit, or the kernel kills the pod first.
+- name: RENDER_MEMORY_MB
+  value: {{ .Values.render.memoryMB | quote }}
+- name: RENDER_CPU_SECONDS
+  value: {{ .Values.render.cpuSeconds | quote }}
+- name: RENDER_TIMEOUT
+  value: {{ .Values.render.timeoutSeconds | quote }}
 # git and Helm write under HOME; the root filesystem is read-only and the UID may be assigned.
 - name: HOME
   value: /tmp

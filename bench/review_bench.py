@@ -5,8 +5,10 @@ times (a) the engine's whole review with cold caches (renders, parses, QoS class
 and (b) the same 10 renders alone (Helm loading the chart directory and rendering it, nothing else),
 as many at once as the engine renders. Reported: medians, and their ratio.
 Target: the review costs at most 2x the raw renders; each check's share of the renders is listed.
+The review renders as the bot does, in the sandbox's render processes; `--in-process` renders in this
+process instead, to see what the sandbox costs.
 
-    .venv/bin/python bench/review_bench.py [--rounds N] [--templates N]
+    .venv/bin/python bench/review_bench.py [--rounds N] [--templates N] [--in-process]
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.charts import RENDER_WORKERS  # noqa: E402
 from bot.gitrepo import GitRepo  # noqa: E402
+from bot.lru import clear_all  # noqa: E402
 from bot.manifests import clear_parse_cache  # noqa: E402
-from bot.render import EmbeddedHelm, RenderCache  # noqa: E402
+from bot.render import EmbeddedHelm, RenderCache, Renderer, make_renderer  # noqa: E402
 from bot.review import Engine, ReviewInput  # noqa: E402
 from checks.qos_compare import clear_memo  # noqa: E402
 
@@ -148,6 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--templates", type=int, default=50)
+    parser.add_argument("--in-process", action="store_true", help="render without the sandbox")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
@@ -158,16 +162,18 @@ def main() -> None:
             dest = Path(tmp) / ref
             git(root, "worktree", "add", "-q", "--detach", str(dest), ref)
             sides.append(dest / "bench")
-        helm = EmbeddedHelm()
+        helm: Renderer = EmbeddedHelm() if args.in_process else make_renderer("embedded")
         repo = GitRepo(root)
         pool = ThreadPoolExecutor(RENDER_WORKERS)
         reviews, raws, serial, checks_share = [], [], [], {}
         raw_renders(sides, pool)  # warm the library once, as a long-running worker would be
+        Engine(repo, helm, RenderCache()).review(ReviewInput(base="develop", head="pr"))
         for _ in range(args.rounds):
             engine = Engine(repo, helm, RenderCache())
             clear_parse_cache()
             clear_memo()
             repo.clear_listings()
+            clear_all()  # every other memo: a cold review
             t0 = time.perf_counter()
             result = engine.review(ReviewInput(base="develop", head="pr"))
             reviews.append(time.perf_counter() - t0)
@@ -178,7 +184,8 @@ def main() -> None:
         review_s, raw_s = statistics.median(reviews), statistics.median(raws)
         pods = sum(len(r.documents) for c in result.context.charts for r in c.head.values())
         print(
-            f"chart: {args.templates} templates, {len(PROFILES)} profiles, 2 sides "
+            f"chart: {args.templates} templates, {len(PROFILES)} profiles, 2 sides, "
+            f"{'in-process' if args.in_process else 'sandboxed'} renders "
             f"({pods} objects at head); {args.rounds} rounds, medians"
         )
         print(f"whole review       {review_s * 1000:8.1f} ms")

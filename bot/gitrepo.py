@@ -23,6 +23,11 @@ from bot.lru import BoundedCache
 _SYMLINK, _SUBMODULE, _EXECUTABLE = "120000", "160000", "100755"
 _BATCH_CHUNK = 256  # 256 requests of 41 bytes stay well inside a 64 KiB pipe buffer
 _LISTINGS = 64  # commits whose file listing a long-lived worker keeps
+# Blobs by id never change, and base and head share most of them (a PR changes a few files): a
+# worker keeps the recent ones, up to this many bytes in all, none larger than the second.
+_BLOB_BYTES, _BLOB_MAX = 32 << 20, 1 << 20
+# Chart archives by content, so a base reviewed again (every PR against develop) is not rebuilt.
+_ARCHIVE_BYTES, _ARCHIVE_MAX = 32 << 20, 8 << 20
 
 
 def _all(_: str) -> bool:
@@ -57,6 +62,10 @@ class GitRepo:
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
         self._listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(_LISTINGS)
+        self._blobs: BoundedCache[str, bytes] = BoundedCache(_BLOB_BYTES, len)
+        self._archives: BoundedCache[tuple[tuple[str, str, str], ...], bytes] = BoundedCache(
+            _ARCHIVE_BYTES, len
+        )
         if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
 
@@ -216,8 +225,10 @@ class GitRepo:
         return listing
 
     def clear_listings(self) -> None:
-        """Forget cached tree listings (benchmarks measure a cold review)."""
+        """Forget cached tree listings, blobs and archives (benchmarks measure a cold review)."""
         self._listings.clear()
+        self._blobs.clear()
+        self._archives.clear()
 
     def object_id(self, commit: str, path: str) -> str | None:
         proc = self._run(
@@ -233,9 +244,21 @@ class GitRepo:
         return self.blobs([oid])[0]
 
     def blobs(self, oids: list[str]) -> list[bytes]:
+        """Blobs by id: those read recently from memory, the others through `_read_blobs`."""
+        found = {oid: self._blobs.get(oid) for oid in oids}
+        missing = [oid for oid, data in found.items() if data is None]
+        for oid, data in zip(missing, self._read_blobs(missing), strict=True):
+            found[oid] = data
+            if len(data) <= _BLOB_MAX:
+                self._blobs.put(oid, data)
+        return [found[oid] or b"" for oid in oids]
+
+    def _read_blobs(self, oids: list[str]) -> list[bytes]:
         """Blobs by id through the long-lived `cat-file --batch`, requests pipelined in chunks small
         enough to sit in the pipe's buffer (so neither side can block the other)."""
         out: list[bytes] = []
+        if not oids:
+            return out
         with self._lock:
             batch = self._batch_process()
             assert batch.stdin is not None and batch.stdout is not None
@@ -272,6 +295,17 @@ class GitRepo:
         wanted = [
             (p[len(prefix) :], e) for p, e in entries if e.kind == "blob" and keep(p[len(prefix) :])
         ]
+        # What the archive holds, exactly: the same key always builds the same chart.
+        key = tuple((relative, entry.mode, entry.oid) for relative, entry in wanted)
+        cached = self._archives.get(key)
+        if cached is not None:
+            return cached
+        archive = self._build_archive(wanted)
+        if len(archive) <= _ARCHIVE_MAX:
+            self._archives.put(key, archive)
+        return archive
+
+    def _build_archive(self, wanted: list[tuple[str, Entry]]) -> bytes:
         buffer = io.BytesIO()
         # Level 1: the archive lives for one load; compressing harder only costs time.
         with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:

@@ -8,7 +8,7 @@ one finding covers every profile with the same issue and wording, rather than on
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,11 @@ MESSAGE = "{label} {profiles}: {message}"
 
 @dataclass(frozen=True)
 class Issue:
-    """One defect in one profile's render. `title` and `message` do not name the profile."""
+    """One defect in one profile's render. `title` and `message` do not name the profile.
+
+    `locate`, when given, finds the line instead of `line`: only for the issues that become findings,
+    since reading a template to find a line costs more than finding the issue (every profile and side
+    has its issues, and one finding covers them all)."""
 
     rule: str
     subject: str  # Kind/namespace/name
@@ -33,6 +37,12 @@ class Issue:
     path: str | None = None
     line: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    locate: Callable[[], int | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def where(self) -> int | None:
+        """The line the finding points at."""
+        return self.line if self.locate is None else self.locate()
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -90,7 +100,7 @@ def _finding(
         profile=profiles,
         subject=issue.subject,
         path=issue.path,
-        line=issue.line,
+        line=issue.where,
         data={
             "container": issue.container,
             "detail": issue.detail,

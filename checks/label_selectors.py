@@ -135,6 +135,38 @@ def selected(selector: Selector, pods: Sequence[Pod]) -> list[Pod]:
     return [pod for pod in pods if matches(selector, pod.labels)]
 
 
+class PodIndex:
+    """Pods by namespace, and by namespace and label: whether a selector selects any pod is then
+    decided by trying only the pods that carry a label it requires. (A chart renders a Service per
+    workload; trying every Service against every pod grows as their square.)"""
+
+    def __init__(self, pods: Sequence[Pod]) -> None:
+        self._by_namespace: dict[str, list[Pod]] = {}
+        self._by_label: dict[tuple[str, str, str], list[Pod]] = {}
+        for pod in pods:
+            self._by_namespace.setdefault(pod.namespace, []).append(pod)
+            for key, value in pod.labels.items():
+                self._by_label.setdefault((pod.namespace, key, value), []).append(pod)
+
+    def in_namespace(self, namespace: str) -> list[Pod]:
+        """The pods of `namespace`, in the order given."""
+        return list(self._by_namespace.get(namespace, ()))
+
+    def selects_any(self, selector: Selector, namespace: str) -> bool:
+        """Whether `selected(selector, self.in_namespace(namespace))` would find any pod."""
+        # A pod an `In` requirement matches carries its key with one of its values.
+        required = next((r for r in selector if r.op == IN), None)
+        if required is None:
+            candidates: Sequence[Pod] = self._by_namespace.get(namespace, ())
+        else:
+            candidates = [
+                pod
+                for value in required.values
+                for pod in self._by_label.get((namespace, required.key, value), ())
+            ]
+        return any(matches(selector, pod.labels) for pod in candidates)
+
+
 def describe(selector: Selector) -> str:
     return ",".join(str(req) for req in selector)
 

@@ -55,10 +55,36 @@ class Ports(NamedTuple):
         return ", ".join(parts) or "none"
 
 
+class ContainerFacts(NamedTuple):
+    """What the probes check reads of one container."""
+
+    probes: tuple[Probe, ...]
+    ports: Ports
+    env_ports: Mapping[str, int]
+
+
+def facts(container: Mapping[str, Any]) -> ContainerFacts:
+    """The probes, ports and port variables of a container's body."""
+    return ContainerFacts(tuple(_probes(container)), _ports(container), _env_ports(container))
+
+
 def probes(container: Container) -> list[Probe]:
+    return _probes(container.body)
+
+
+def ports(container: Container) -> Ports:
+    return _ports(container.body)
+
+
+def env_ports(container: Container) -> dict[str, int]:
+    """The container's `*_PORT` variables with numeric values, without those paired with a host."""
+    return _env_ports(container.body)
+
+
+def _probes(container: Mapping[str, Any]) -> list[Probe]:
     found = []
     for field, kind in PROBE_FIELDS.items():
-        body = container.body.get(field)
+        body = container.get(field)
         if not isinstance(body, dict):
             continue
         handler = next((h for h in PORT_HANDLERS + OTHER_HANDLERS if h in body), None)
@@ -76,10 +102,10 @@ def probes(container: Container) -> list[Probe]:
     return found
 
 
-def ports(container: Container) -> Ports:
+def _ports(container: Mapping[str, Any]) -> Ports:
     numbers: set[int] = set()
     names: dict[str, int | None] = {}
-    for entry in container.body.get("ports") or ():
+    for entry in container.get("ports") or ():
         if not isinstance(entry, dict):
             continue
         number = _port(entry.get("containerPort"))
@@ -90,11 +116,10 @@ def ports(container: Container) -> Ports:
     return Ports(frozenset(numbers), names)
 
 
-def env_ports(container: Container) -> dict[str, int]:
-    """The container's `*_PORT` variables with numeric values, without those paired with a host."""
+def _env_ports(container: Mapping[str, Any]) -> dict[str, int]:
     env = {
         e["name"]: e.get("value")
-        for e in container.body.get("env") or ()
+        for e in container.get("env") or ()
         if isinstance(e, dict) and isinstance(e.get("name"), str)
     }
     found = {}

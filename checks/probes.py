@@ -10,14 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
+from functools import partial
+from typing import Any, NamedTuple
 
 from bot.context import Context, Rendered, Tree
+from bot.lru import IdentityMemo
 from bot.manifests import Document
 from bot.report import Finding, Severity
 from checks.base import Check
 from checks.containers import Container, pod_containers
 from checks.delta import Issue, changes_only, compare
-from checks.probe_model import Probe, env_ports, ports, probes
+from checks.probe_model import ContainerFacts, Ports, Probe, facts
 from checks.template_lines import container_line, key_pattern, kind_line
 
 NAME = "probes"
@@ -75,20 +78,56 @@ def _issues(
         return None
     issues: list[Issue] = []
     for doc, _, container in pod_containers(rendered.documents):
-        found = probes(container)
-        issues += [_port_issue(tree, doc, container, p) for p in found if _unmatched(container, p)]
-        issues += _env_issues(tree, doc, container, found)
-        issues += _forbidden(tree, doc, container, found, forbid)
+        suspect = _suspect(container)
+        issues += [_port_issue(tree, doc, container, suspect, p) for p in suspect.unmatched]
+        if suspect.env_unused:
+            issues += _env_issues(tree, doc, container, suspect)
+        if forbid:
+            issues += _forbidden(tree, doc, container, suspect.facts.probes, forbid)
     return issues
 
 
-def _unmatched(container: Container, probe: Probe) -> bool:
-    return probe.handler in ("httpGet", "tcpSocket", "grpc") and not ports(container).declares(
-        probe.port
+class _Suspect(NamedTuple):
+    """What a container says before a document names it: its probes on ports it does not declare,
+    and its `*_PORT` variables that no probe or containerPort uses."""
+
+    facts: ContainerFacts
+    unmatched: tuple[Probe, ...]
+    checked: Mapping[str, int]  # probe kind -> the port number it checks
+    env_unused: tuple[tuple[str, int], ...]  # sorted by name
+
+
+# A container's verdict is the same in every render that repeats it (the same parsed mapping).
+_SUSPECTS: IdentityMemo[Mapping[str, Any], _Suspect] = IdentityMemo(4096)
+
+
+def _suspect(container: Container) -> _Suspect:
+    return _SUSPECTS.get_or_make(container.body, _judge)
+
+
+def _judge(body: Mapping[str, Any]) -> _Suspect:
+    known = facts(body)
+    declared = known.ports
+    checked = {
+        p.kind: n for p in known.probes if p.handler and (n := declared.resolve(p.port)) is not None
+    }
+    unused = tuple(
+        (env, value)
+        for env, value in sorted(known.env_ports.items())
+        if checked and value not in checked.values() and value not in declared.numbers
+    )
+    return _Suspect(
+        known, tuple(p for p in known.probes if _unmatched(declared, p)), checked, unused
     )
 
 
-def _port_issue(tree: Tree, doc: Document, container: Container, probe: Probe) -> Issue:
+def _unmatched(declared: Ports, probe: Probe) -> bool:
+    return probe.handler in ("httpGet", "tcpSocket", "grpc") and not declared.declares(probe.port)
+
+
+def _port_issue(
+    tree: Tree, doc: Document, container: Container, suspect: _Suspect, probe: Probe
+) -> Issue:
     fmt = {"subject": doc.key, "who": container.who, "kind": probe.kind, "port": probe.port}
     return Issue(
         rule=PORT,
@@ -97,25 +136,18 @@ def _port_issue(tree: Tree, doc: Document, container: Container, probe: Probe) -
         detail=f"{probe.kind} port {probe.port}",
         title=TITLE_PORT.format(**fmt),
         message=MSG_PORT.format(
-            declared=ports(container).describe(), consequence=CONSEQUENCE[probe.kind], **fmt
+            declared=suspect.facts.ports.describe(), consequence=CONSEQUENCE[probe.kind], **fmt
         ),
         data={"probe": probe.kind, "port": probe.port},
         path=doc.template,
-        line=_line(tree, doc, container, key_pattern(probe.field)),
+        locate=_locator(tree, doc, container, key_pattern(probe.field)),
     )
 
 
-def _env_issues(tree: Tree, doc: Document, container: Container, found: list[Probe]) -> list[Issue]:
-    declared = ports(container)
-    checked = {
-        p.kind: n for p in found if p.handler and (n := declared.resolve(p.port)) is not None
-    }
-    if not checked:
-        return []
+def _env_issues(tree: Tree, doc: Document, container: Container, suspect: _Suspect) -> list[Issue]:
+    declared, checked = suspect.facts.ports, suspect.checked
     issues = []
-    for env, value in sorted(env_ports(container).items()):
-        if value in checked.values() or value in declared.numbers:
-            continue
+    for env, value in suspect.env_unused:
         probe_ports = "/".join(str(n) for n in sorted(set(checked.values())))
         fmt = {
             "subject": doc.key,
@@ -136,7 +168,7 @@ def _env_issues(tree: Tree, doc: Document, container: Container, found: list[Pro
                 ),
                 data={"env": env, "value": value, "probe_ports": sorted(set(checked.values()))},
                 path=doc.template,
-                line=_line(tree, doc, container, _env_line(env)),
+                locate=_locator(tree, doc, container, _env_line(env)),
             )
         )
     return issues
@@ -152,7 +184,7 @@ def _forbidden(
     tree: Tree,
     doc: Document,
     container: Container,
-    found: list[Probe],
+    found: Sequence[Probe],
     forbid: Mapping[str, Sequence[str]],
 ) -> list[Issue]:
     names = (f"{doc.kind}/{doc.name}", doc.key)
@@ -179,7 +211,7 @@ def _forbidden(
                 message=MSG_FORBIDDEN.format(**fmt),
                 data={"probe": probe.kind, "pattern": pattern},
                 path=doc.template,
-                line=_line(tree, doc, container, key_pattern(probe.field)),
+                locate=_locator(tree, doc, container, key_pattern(probe.field)),
             )
         )
     return issues
@@ -191,15 +223,18 @@ def _changes(tree: Tree, base: Rendered, head: Rendered) -> list[Issue]:
     before = {
         (doc.key, c.name, p.kind): p
         for doc, _, c in pod_containers(base.documents)
-        for p in probes(c)
+        for p in _suspect(c).facts.probes
     }
     issues = []
     for doc, _, container in pod_containers(head.documents):
-        for probe in probes(container):
+        suspect = _suspect(container)
+        for probe in suspect.facts.probes:
             old = before.get((doc.key, container.name, probe.kind))
+            if old is None:
+                continue
             # A probe that cannot succeed is a failure already; its change needs no second line.
-            broken = _unmatched(container, probe)
-            changes = _differences(old, probe) if old is not None and not broken else []
+            broken = _unmatched(suspect.facts.ports, probe)
+            changes = [] if broken else _differences(old, probe)
             if not changes:
                 continue
             text = "; ".join(changes)
@@ -214,13 +249,20 @@ def _changes(tree: Tree, base: Rendered, head: Rendered) -> list[Issue]:
                     message=MSG_CHANGED.format(changes=text, **fmt),
                     data={"probe": probe.kind, "changes": changes},
                     path=doc.template,
-                    line=_line(tree, doc, container, key_pattern(probe.field)),
+                    locate=_locator(tree, doc, container, key_pattern(probe.field)),
                 )
             )
     return issues
 
 
 def _differences(old: Probe, new: Probe) -> list[str]:
+    if (
+        old.handler == new.handler
+        and old.path == new.path
+        and old.port == new.port
+        and old.timeout == new.timeout
+    ):
+        return []  # the common case, without building the descriptions below
     fields = (
         ("handler", old.handler, new.handler),
         ("path", old.path, new.path),
@@ -242,6 +284,11 @@ def _line(tree: Tree, doc: Document, container: Container, *patterns: str) -> in
     """The first of `patterns` found in the container's block, else its name, else its kind."""
     source = tree.text(doc.template)
     return container_line(source, container.name, *patterns) or kind_line(source, doc.kind)
+
+
+def _locator(tree: Tree, doc: Document, container: Container, pattern: str) -> partial[int | None]:
+    """`_line`, for when the issue becomes a finding."""
+    return partial(_line, tree, doc, container, pattern)
 
 
 def _env_line(env: str) -> str:

@@ -5,19 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
-from bot.lru import BoundedCache
-from bot.manifests import Document, workloads
-from checks.qos_class import PodQoS, QoSClass, pod_qos
+from bot.lru import IdentityMemo
+from bot.manifests import Document
+from checks import qos_memo
+from checks.containers import render_workloads
+from checks.qos_class import PodQoS, QoSClass
+from checks.qos_memo import memo_pod_qos
 
-# Profiles and sides mostly repeat the same pods: a class is computed once per distinct resources
-# (by `_resources_key`), and a render's pods once per render (the check and its JSON data both ask).
-# Identical rendered text parses to the very same objects, so a spec seen before is found by id
-# first; the entry holds the spec, so its id cannot be reused while remembered.
-_BY_SPEC: BoundedCache[int, tuple[Mapping[str, Any], PodQoS]] = BoundedCache(4096)
-_BY_RESOURCES: BoundedCache[str, PodQoS] = BoundedCache(4096)
-_BY_RENDER: BoundedCache[int, tuple[tuple[Document, ...], dict[str, PodView]]] = BoundedCache(64)
+# A render's pods are found once per render (the check and its JSON data both ask), each pod's class
+# once per distinct resources (checks/qos_memo.py).
+_BY_RENDER: IdentityMemo[tuple[Document, ...], dict[str, PodView]] = IdentityMemo(64)
 
 
 @dataclass(frozen=True)
@@ -63,55 +61,11 @@ class Change:
 
 def pods(docs: Iterable[Document]) -> dict[str, PodView]:
     """Every pod-carrying workload of a render, by key (the last wins if a render repeats a key)."""
-    docs = tuple(docs)
-    # Keyed by identity, so the entry holds the tuple: its id cannot be reused while remembered.
-    hit = _BY_RENDER.get(id(docs))
-    if hit is None or hit[0] is not docs:
-        hit = docs, {doc.key: PodView(doc, memo_pod_qos(spec)) for doc, spec in workloads(docs)}
-        _BY_RENDER.put(id(docs), hit)
-    return dict(hit[1])
+    return dict(_BY_RENDER.get_or_make(tuple(docs), _pod_views))
 
 
-def memo_pod_qos(spec: Mapping[str, Any]) -> PodQoS:
-    """`pod_qos(spec)`, computed once per distinct set of what it reads."""
-    seen = _BY_SPEC.get(id(spec))
-    if seen is not None and seen[0] is spec:
-        return seen[1]
-    qos = _BY_RESOURCES.get_or_make(_resources_key(spec), lambda: pod_qos(spec))
-    _BY_SPEC.put(id(spec), (spec, qos))
-    return qos
-
-
-def _resources_key(spec: Mapping[str, Any]) -> str:
-    """Everything `read_pod` reads, exactly: each container's name, whether an init container
-    restarts (a sidecar), its requests and limits; and the pod-level requests and limits. repr()
-    tells apart what YAML can load (1, "1", 1.0, True), and it is taken only of what `read_pod`
-    itself turns into text, so it walks nothing the classification would not."""
-    return repr(
-        (
-            _containers_key(spec.get("containers")),
-            _containers_key(spec.get("initContainers")),
-            _requirements_key(spec),
-        )
-    )
-
-
-def _containers_key(node: Any) -> tuple[Any, ...]:
-    if not isinstance(node, list):
-        return ()
-    return tuple(
-        [
-            (c.get("name", "?"), c.get("restartPolicy") == "Always", _requirements_key(c))
-            if isinstance(c, dict)
-            else None
-            for c in node
-        ]
-    )
-
-
-def _requirements_key(owner: Mapping[str, Any]) -> tuple[Any, Any] | None:
-    node = owner.get("resources")
-    return (node.get("requests"), node.get("limits")) if isinstance(node, dict) else None
+def _pod_views(docs: tuple[Document, ...]) -> dict[str, PodView]:
+    return {doc.key: PodView(doc, memo_pod_qos(spec)) for doc, spec in render_workloads(docs)}
 
 
 def classify(docs: Iterable[Document]) -> dict[str, str]:
@@ -150,6 +104,5 @@ def _rename_of(old: PodView, added: list[PodView]) -> PodView | None:
 
 def clear_memo() -> None:
     """Forget computed classes (benchmarks measure a cold review)."""
-    _BY_SPEC.clear()
-    _BY_RESOURCES.clear()
+    qos_memo.clear()
     _BY_RENDER.clear()

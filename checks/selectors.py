@@ -8,26 +8,17 @@ script a silent no-op. Pods are the chart's rendered pod templates, subcharts' i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Sequence
+from functools import partial
 
 from bot.context import Context, Rendered, Tree
-from bot.manifests import Document, find_line, pod_labels, pod_spec, workloads
+from bot.manifests import Document, find_line
 from bot.report import Finding, Severity
 from checks.base import Check
-from checks.containers import containers, mapping
 from checks.delta import Issue, changes_only, compare
-from checks.label_selectors import (
-    Pod,
-    Selector,
-    describe,
-    from_label_selector,
-    from_map,
-    hints,
-    labels_of,
-    selected,
-)
-from checks.script_selectors import ANY, POD, ScriptSelector, argv_selectors, kubectl_selectors
+from checks.label_selectors import Pod, PodIndex, Selector, describe, hints, selected
+from checks.script_selectors import ANY, POD, ScriptSelector
+from checks.selector_objects import Read, render_reads
 from checks.template_lines import key_pattern, kind_line, nested_line
 
 NAME = "selectors"
@@ -67,47 +58,42 @@ def run(ctx: Context) -> list[Finding]:
 
 
 def pods(docs: tuple[Document, ...]) -> list[Pod]:
-    return [Pod(d.kind, d.name, d.namespace, labels_of(pod_labels(d))) for d, _ in workloads(docs)]
+    return _pods(render_reads(docs))
+
+
+def _pods(objects: Sequence[Read]) -> list[Pod]:
+    return [
+        Pod(d.kind, d.name, d.namespace, r.pod_labels)
+        for d, r in objects
+        if r.pod_labels is not None
+    ]
 
 
 def _issues(tree: Tree, rendered: Rendered) -> list[Issue] | None:
     if rendered.error is not None:
         return None
     docs = rendered.documents
-    all_pods = pods(docs)
+    objects = render_reads(docs)
+    all_pods = _pods(objects)
+    index = PodIndex(all_pods)
     issues = []
-    for doc, field, selector in _resource_selectors(docs):
-        own = doc.kind not in CONSEQUENCE  # a workload's selector must match its own template
-        scope = (
-            [Pod(doc.kind, doc.name, doc.namespace, labels_of(pod_labels(doc)))]
-            if own
-            else [p for p in all_pods if p.namespace == doc.namespace]
-        )
-        if not selected(selector, scope):
-            issues.append(_nothing(tree, doc, field, selector, scope, own))
-    for doc, where, found in _script_selectors(docs):
-        targets = _targets(found, doc.namespace, docs, all_pods)
-        if not selected(found.selector, targets):
-            issues.append(_script(tree, doc, where, found, targets))
-    return issues
-
-
-def _resource_selectors(docs: tuple[Document, ...]) -> Iterator[tuple[Document, str, Selector]]:
-    for doc in docs:
-        spec = mapping(doc.body, "spec")
-        if doc.kind == "Service" and spec.get("type") != "ExternalName":
-            selector: Selector | None = from_map(spec.get("selector"))
-            field = "spec.selector"
-        elif doc.kind == "PodDisruptionBudget":
-            selector, field = from_label_selector(spec.get("selector")), "spec.selector"
-        elif doc.kind == "NetworkPolicy":
-            selector, field = from_label_selector(spec.get("podSelector")), "spec.podSelector"
-        elif doc.kind != "CronJob" and pod_spec(doc) is not None and "selector" in spec:
-            selector, field = from_label_selector(spec.get("selector")), "spec.selector"
-        else:
+    for doc, read in objects:
+        if read.selector is None:
             continue
-        if selector:  # an empty selector selects every pod (or, on a Service, means "no selector")
-            yield doc, field, selector
+        field, selector = read.selector
+        if doc.kind not in CONSEQUENCE:  # a workload's selector must match its own template
+            scope = [Pod(doc.kind, doc.name, doc.namespace, read.pod_labels or {})]
+            if not selected(selector, scope):
+                issues.append(_nothing(tree, doc, field, selector, scope, True))
+        elif not index.selects_any(selector, doc.namespace):
+            scope = index.in_namespace(doc.namespace)
+            issues.append(_nothing(tree, doc, field, selector, scope, False))
+    for doc, read in objects:
+        for where, found in read.scripts:
+            targets = _targets(found, doc.namespace, objects, all_pods)
+            if not selected(found.selector, targets):
+                issues.append(_script(tree, doc, where, found, targets))
+    return issues
 
 
 def _nothing(
@@ -117,10 +103,8 @@ def _nothing(
     culprit = next(
         (r.key for r in selector if not any(r.matches(p.labels) for p in scope)), selector[0].key
     )
-    source = tree.text(doc.template)
     key = field.split(".")[1]
     chain = (key, culprit) if doc.kind == "Service" else (key, "matchLabels", culprit)
-    line = nested_line(source, *chain)
     fmt = {"subject": doc.key, "field": field, "selector": describe(selector)}
     return Issue(
         rule=NOTHING,
@@ -135,41 +119,26 @@ def _nothing(
             **fmt,
         ),
         path=doc.template,
-        line=line or kind_line(source, doc.kind),
+        locate=partial(_nested_line, tree, doc, chain),
         data={"selector": describe(selector), "hints": found},
     )
 
 
-def _script_selectors(
-    docs: tuple[Document, ...],
-) -> Iterator[tuple[Document, str, ScriptSelector]]:
-    """(object, where in it, selector): ConfigMap values, then containers' command and args."""
-    for doc in docs:
-        if doc.kind == "ConfigMap":
-            for key, value in sorted(mapping(doc.body, "data").items()):
-                for found in kubectl_selectors(value) if isinstance(value, str) else ():
-                    yield doc, f"data key {key}", found
-        spec = pod_spec(doc)
-        for container in containers(spec) if spec is not None else ():
-            argv = [*_words(container.body.get("command")), *_words(container.body.get("args"))]
-            for found in argv_selectors(argv):
-                yield doc, container.who, found
-
-
-def _words(node: Any) -> list[str]:
-    return [str(w) for w in node] if isinstance(node, list) else []
+def _nested_line(tree: Tree, doc: Document, chain: tuple[str, ...]) -> int | None:
+    source = tree.text(doc.template)
+    return nested_line(source, *chain) or kind_line(source, doc.kind)
 
 
 def _targets(
-    found: ScriptSelector, namespace: str, docs: tuple[Document, ...], all_pods: list[Pod]
+    found: ScriptSelector, namespace: str, objects: Sequence[Read], all_pods: list[Pod]
 ) -> list[Pod]:
     def here(ns: str) -> bool:
         return found.all_namespaces or ns == (found.namespace or namespace)
 
     targets = [p for p in all_pods if here(p.namespace)] if found.kinds & {POD, ANY} else []
     targets += [
-        Pod(d.kind, d.name, d.namespace, labels_of(mapping(d.body, "metadata").get("labels")), True)
-        for d in docs
+        Pod(d.kind, d.name, d.namespace, r.own_labels, True)
+        for d, r in objects
         if here(d.namespace) and (ANY in found.kinds or d.kind in found.kinds)
     ]
     return targets
@@ -184,10 +153,6 @@ def _script(
     )
     found_hints = hints(found.selector, targets, noun)
     fmt = {"subject": doc.key, "selector": found.text, "where": where}
-    source = tree.text(doc.template)
-    line = find_line(source, rf"(-l|--selector)[= ]*[\"']?{re.escape(found.text)}") or find_line(
-        source, r"kubectl.*(\s-l|--selector)", key_pattern("command"), key_pattern("args")
-    )
     return Issue(
         rule=SCRIPT,
         subject=doc.key,
@@ -198,9 +163,17 @@ def _script(
             noun=noun, scope=scope, hints="; ".join(found_hints) or f"no {noun} at all", **fmt
         ),
         path=doc.template,
-        line=line or kind_line(source, doc.kind),
+        locate=partial(_script_line, tree, doc, found.text),
         data={"selector": found.text, "kinds": sorted(found.kinds), "hints": found_hints},
     )
+
+
+def _script_line(tree: Tree, doc: Document, selector: str) -> int | None:
+    source = tree.text(doc.template)
+    line = find_line(source, rf"(-l|--selector)[= ]*[\"']?{re.escape(selector)}") or find_line(
+        source, r"kubectl.*(\s-l|--selector)", key_pattern("command"), key_pattern("args")
+    )
+    return line or kind_line(source, doc.kind)
 
 
 def _not_ready(tree: Tree, base: Rendered | None, head: Rendered) -> list[Issue]:
@@ -208,17 +181,13 @@ def _not_ready(tree: Tree, base: Rendered | None, head: Rendered) -> list[Issue]
         return []
     before = {
         d.key
-        for d in (base.documents if base is not None else ())
-        if d.kind == "Service" and mapping(d.body, "spec").get("publishNotReadyAddresses") is True
+        for d, read in (render_reads(base.documents) if base is not None else ())
+        if read.publishes_not_ready
     }
     issues = []
-    for doc in head.documents:
-        spec = mapping(doc.body, "spec")
-        if doc.kind != "Service" or spec.get("publishNotReadyAddresses") is not True:
+    for doc, read in render_reads(head.documents):
+        if not read.publishes_not_ready or doc.key in before:
             continue
-        if doc.key in before:
-            continue
-        source = tree.text(doc.template)
         issues.append(
             Issue(
                 rule=NOT_READY,
@@ -228,11 +197,15 @@ def _not_ready(tree: Tree, base: Rendered | None, head: Rendered) -> list[Issue]
                 title=TITLE_NOT_READY.format(subject=doc.key),
                 message=MSG_NOT_READY.format(subject=doc.key),
                 path=doc.template,
-                line=find_line(source, key_pattern("publishNotReadyAddresses"))
-                or kind_line(source, doc.kind),
+                locate=partial(_not_ready_line, tree, doc),
             )
         )
     return issues
+
+
+def _not_ready_line(tree: Tree, doc: Document) -> int | None:
+    source = tree.text(doc.template)
+    return find_line(source, key_pattern("publishNotReadyAddresses")) or kind_line(source, doc.kind)
 
 
 CHECK = Check(NAME, "Selectors", run, "chart")

@@ -7,17 +7,20 @@ container that pins `runAsUser` fails admission there, so the pod stays Pending 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import yaml
 
 from bot.config import ProfileSpec
 from bot.context import ChartRenders, Context, Rendered, Tree
-from bot.manifests import Document, workloads
+from bot.lru import BoundedCache
+from bot.manifests import Document
 from bot.report import Finding, Severity
+from bot.yamlblocks import LOADER
 from bot.yamlerrors import YAML_FAILURES
 from checks.base import Check
-from checks.containers import Container, containers, mapping
+from checks.containers import Container, containers, mapping, render_workloads
 from checks.delta import Issue, compare
 from checks.template_lines import block_line, container_line, key_pattern, kind_line
 
@@ -28,6 +31,9 @@ SCC_KIND = "SecurityContextConstraints"
 OPENSHIFT_KEY = "openshift"
 ROOT = 0
 POD_LEVEL = "pod securityContext"
+
+# values.yaml texts remembered: a worker reviews the same few charts again and again.
+_DEFAULTS: BoundedCache[str, Mapping[str, Any]] = BoundedCache(64)
 
 WHY_MARKED = "is marked `arbitrary_uid` in config"
 WHY_SCC = f"renders a {SCC_KIND}"
@@ -44,8 +50,12 @@ def run(ctx: Context) -> list[Finding]:
     chart = ctx.chart
     if chart is None:
         return []
-    base = {p: _issues(ctx.base, chart, r) for p, r in chart.base.items()}
-    head = {p: _issues(ctx.head, chart, r) for p, r in chart.head.items()}
+    base_defaults, head_defaults = (
+        chart_defaults(ctx.base, chart.path),
+        chart_defaults(ctx.head, chart.path),
+    )
+    base = {p: _issues(ctx.base, chart, r, base_defaults) for p, r in chart.base.items()}
+    head = {p: _issues(ctx.head, chart, r, head_defaults) for p, r in chart.head.items()}
     return compare(NAME, chart.path, base, head, SEVERITY)
 
 
@@ -78,24 +88,31 @@ def openshift_flags(values: Mapping[str, Any], prefix: str = "") -> dict[str, bo
 
 
 def chart_defaults(tree: Tree, chart: str) -> Mapping[str, Any]:
-    """The chart's values.yaml; empty when it is missing or unreadable (the render reports that)."""
+    """The chart's values.yaml; empty when it is missing or unreadable (the render reports that).
+    Read-only: the same text gives the same mapping, parsed once."""
     text = tree.text("values.yaml" if chart in ("", ".") else f"{chart}/values.yaml")
+    return _DEFAULTS.get_or_make(text, lambda: _parse_defaults(text)) if text else {}
+
+
+def _parse_defaults(text: str) -> Mapping[str, Any]:
     try:
-        data = yaml.safe_load(text) if text else None
+        # The loader every other read of a values file uses (bot/render.py): libyaml's, ~10x faster.
+        data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES:
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _issues(tree: Tree, chart: ChartRenders, rendered: Rendered) -> list[Issue] | None:
+def _issues(
+    tree: Tree, chart: ChartRenders, rendered: Rendered, defaults: Mapping[str, Any]
+) -> list[Issue] | None:
     if rendered.error is not None:
         return None
-    defaults = chart_defaults(tree, chart.path)
     why = assigned_uid_reason(rendered, chart.profiles.get(rendered.profile), defaults)
     if why is None:
         return []
     issues = []
-    for doc, spec in workloads(rendered.documents):
+    for doc, spec in render_workloads(rendered.documents):
         # A root container mounting a hostPath needs a privileged SCC the chart grants itself;
         # only a profile marked in config says the restricted SCC applies to it anyway.
         root_allowed = why != WHY_MARKED and _mounts_host_path(spec)
@@ -125,13 +142,6 @@ def _mounts_host_path(spec: Mapping[str, Any]) -> bool:
 def _issue(
     tree: Tree, doc: Document, who: str, container: Container | None, uid: Any, why: str
 ) -> Issue:
-    source = tree.text(doc.template)
-    if container is not None:
-        line = container_line(
-            source, container.name, key_pattern("runAsUser"), key_pattern("securityContext")
-        )
-    else:
-        line = _pod_security_line(source)
     return Issue(
         rule=PINNED,
         subject=doc.key,
@@ -140,9 +150,20 @@ def _issue(
         title=TITLE.format(subject=doc.key, who=who),
         message=MESSAGE.format(subject=doc.key, who=who, uid=uid, why=why),
         path=doc.template,
-        line=line or kind_line(source, doc.kind),
+        locate=partial(_line, tree, doc, container),
         data={"run_as_user": uid, "reason": why},
     )
+
+
+def _line(tree: Tree, doc: Document, container: Container | None) -> int | None:
+    source = tree.text(doc.template)
+    if container is not None:
+        line = container_line(
+            source, container.name, key_pattern("runAsUser"), key_pattern("securityContext")
+        )
+    else:
+        line = _pod_security_line(source)
+    return line or kind_line(source, doc.kind)
 
 
 def _pod_security_line(source: str | None) -> int | None:

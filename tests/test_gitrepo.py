@@ -1,7 +1,10 @@
-"""Resolving many refs in one git call gives what resolving each one gives."""
+"""Resolving many refs in one git call gives what resolving each one gives; blobs and chart archives
+are read and built once."""
 
 from __future__ import annotations
 
+import io
+import tarfile
 from pathlib import Path
 
 from bot.gitrepo import GitRepo
@@ -17,3 +20,29 @@ def test_resolve_many_matches_resolve(tmp_path: Path) -> None:
     refs = ["develop", "v1", sha[:8], "HEAD^{tree}", "nope", "-x", "a b", "x\ny", "HEAD~1"]
     assert repo.resolve_many(refs) == {ref: repo.resolve(ref) for ref in refs}
     assert repo.resolve_many(refs)["v1"] == sha  # a tag names its commit
+
+
+def test_blobs_are_read_once_and_given_in_the_order_asked(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "A").write("b.txt", "B").commit("init")
+    repo = GitRepo(g.path)
+    tree = repo.listing(g.sha())
+    a, b = tree["a.txt"].oid, tree["b.txt"].oid
+    assert repo.blobs([b, a, b]) == [b"B", b"A", b"B"]
+    repo.close()  # a blob read from git now would start a new cat-file
+    assert (repo.blob(a), repo.blobs([a, b])) == (b"A", [b"A", b"B"])
+    assert repo._batch is None
+
+
+def test_an_archive_is_built_once_per_content(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("c/Chart.yaml", "name: c\n").write("c/x.txt", "x")
+    first = g.commit("one").sha()
+    second = g.write("other.txt", "elsewhere").commit("two").sha()
+    repo = GitRepo(g.path)
+    archive = repo.archive(first, "c")
+    assert repo.archive(second, "c") is archive  # the chart's files did not change
+    kept = repo.archive(second, "c", lambda path: path != "x.txt")
+    assert kept is not archive  # other files kept: another archive
+    with tarfile.open(fileobj=io.BytesIO(kept), mode="r:gz") as tar:
+        assert tar.getnames() == ["chart/Chart.yaml"]
+    repo.clear_listings()
+    assert repo.archive(second, "c") is not archive

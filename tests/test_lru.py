@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.lru import BoundedCache
+from bot.lru import BoundedCache, IdentityMemo, clear_all
 
 
 def test_forgets_the_least_recently_used() -> None:
@@ -20,3 +20,41 @@ def test_get_or_make_makes_once() -> None:
     for _ in range(3):
         cache.get_or_make("k", lambda: made.append("k") or 7)
     assert (cache.get("k"), made) == (7, ["k"])
+
+
+def test_a_weighed_cache_keeps_at_most_its_weight() -> None:
+    cache: BoundedCache[str, bytes] = BoundedCache(10, len)
+    cache.put("a", b"1234")
+    cache.put("b", b"1234")
+    cache.put("c", b"1234")  # 12 bytes: "a" goes
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, b"1234", b"1234")
+    cache.put("b", b"1")  # replacing an entry counts its new weight only
+    cache.put("d", b"12345")
+    assert (cache.get("b"), cache.get("c"), cache.get("d")) == (b"1", b"1234", b"12345")
+
+
+def test_identity_memo_finds_the_same_object_only() -> None:
+    memo: IdentityMemo[list[int], int] = IdentityMemo(2)
+    made: list[int] = []
+
+    def total(items: list[int]) -> int:
+        made.append(1)
+        return sum(items)
+
+    first, equal = [1, 2], [1, 2]
+    assert (memo.get_or_make(first, total), memo.get_or_make(first, total)) == (3, 3)
+    assert memo.get_or_make(equal, total) == 3  # equal but another object: made again
+    assert len(made) == 2
+    memo.get_or_make([5], total)  # a third entry: the oldest goes
+    assert len(memo) == 2
+    memo.get_or_make(first, total)
+    assert len(made) == 4
+
+
+def test_clear_all_empties_every_cache() -> None:
+    cache: BoundedCache[str, int] = BoundedCache(4)
+    memo: IdentityMemo[object, int] = IdentityMemo(4)
+    cache.put("k", 1)
+    memo.get_or_make(object(), lambda _: 1)
+    clear_all()
+    assert (len(cache), len(memo)) == (0, 0)

@@ -31,3 +31,28 @@ def test_memo_gives_pod_qos(specs: list[dict[str, Any]]) -> None:
     clear_memo()
     for _ in range(2):
         assert [memo_pod_qos(s) for s in specs] == [pod_qos(s) for s in specs]
+
+
+def renamed_spec(app: str, init: str, cpu: Any = "500m") -> dict[str, Any]:
+    """Resources with a missing limit and a malformed quantity, so that causes and bad quantities
+    name the containers."""
+    return {
+        "containers": [{"name": app, "resources": {"requests": {"cpu": cpu, "memory": "x"}}}],
+        "initContainers": [{"name": init, "resources": {"limits": {"cpu": "1"}}}],
+        "resources": {"limits": {"cpu": "bad"}},
+    }
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        [("web", "init"), ("api", "setup"), ("api", "api")],  # the same resources, other names
+        [("same", "same"), ("a", "b")],  # first computed for a pod whose names repeat
+        [("", "init"), ("x", "")],  # empty names are names too
+    ],
+)
+def test_a_class_computed_for_other_names_is_renamed_exactly(names: list[tuple[str, str]]) -> None:
+    clear_memo()
+    specs = [renamed_spec(app, init) for app, init in names]
+    assert [memo_pod_qos(s) for s in specs] == [pod_qos(s) for s in specs]
+    assert [c.container for c in memo_pod_qos(specs[-1]).causes if c.container is not None]

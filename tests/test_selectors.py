@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 
 from bot.report import Finding, Severity
-from checks.label_selectors import EXISTS, IN, NOT_EXISTS, NOT_IN, Requirement, parse_selector
+from checks.label_selectors import (
+    EXISTS,
+    IN,
+    NOT_EXISTS,
+    NOT_IN,
+    Pod,
+    PodIndex,
+    Requirement,
+    parse_selector,
+    selected,
+)
 from checks.script_selectors import POD, kubectl_selectors
 from tests.pr_review import chart, line_of, review_pr, template
 
@@ -281,3 +291,31 @@ def test_kubectl_commands_in_a_script() -> None:
         ("app=c", None, False, frozenset({POD})),
         ("app=e", None, True, frozenset({POD})),
     ]
+
+
+PODS = [
+    Pod("Deployment", "web", "default", {"app": "web", "tier": "front"}),
+    Pod("Deployment", "api", "default", {"app": "api"}),
+    Pod("Deployment", "web", "other", {"app": "web"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "namespace"),
+    [
+        ("app=web,tier=front", "default"),
+        ("app=web,tier=back", "default"),
+        ("app in (api,web)", "default"),
+        ("app=web,tier=front", "other"),
+        ("app!=web", "default"),
+        ("!tier", "other"),
+        ("tier", "nowhere"),
+    ],
+)
+def test_the_pod_index_selects_what_trying_every_pod_selects(text: str, namespace: str) -> None:
+    selector = parse_selector(text)
+    assert selector is not None
+    in_namespace = [p for p in PODS if p.namespace == namespace]
+    index = PodIndex(PODS)
+    assert index.in_namespace(namespace) == in_namespace
+    assert index.selects_any(selector, namespace) == bool(selected(selector, in_namespace))

@@ -123,7 +123,8 @@ def _publish(
     if extra:
         runs.update(client.begin_check_runs(pr.head_sha, extra))
     for out in outputs:
-        client.complete_check_run(runs.pop(out.name), out)
+        client.complete_check_run(runs[out.name], out)
+        del runs[out.name]  # only once GitHub has it: a failed one is completed as failed below
     for name, run_id in runs.items():  # a check the config turned off since the runs began
         client.complete_check_run(run_id, failed_output(name, "this check is disabled"))
     comments = inline_comments(report, changed, client.bot_review_comments(pr.number))

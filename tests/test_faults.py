@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.github_app import RETRIES
 from tests.app_harness import RunningApp, app_settings, pull_request_event, running_app, wait_for
 from tests.app_scenario import REPO, RUNS, Scenario
 from tests.fakegithub import FakeGitHub
@@ -105,3 +106,41 @@ def test_a_lasting_failure_leaves_no_run_in_progress_and_no_false_pass(
 def _settled(github: FakeGitHub, head: str) -> bool:
     latest = _latest(github, head)
     return len(latest) == len(RUNS) and all(s == "completed" for s, _ in latest.values())
+
+
+def test_a_force_push_in_the_middle_of_a_review_ends_with_the_new_head_reviewed(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario
+) -> None:
+    git = scenario.git.checkout("wait-for-mysql")
+    pushed = git.write("client/README.md", "# rewritten\n").commit("Force-pushed").sha()
+    git.pull_ref(1, "wait-for-mysql").checkout("develop")
+
+    def force_push() -> None:  # as the first verdict is being published
+        github.update_pull(github.state.pulls[(REPO, 1)], head_sha=pushed)
+        payload = pull_request_event("synchronize", REPO, scenario.clone_url, 1, pushed)
+        assert app.deliver("pull_request", payload).status_code == 202
+
+    github.on("PATCH", r"/check-runs/\d+$", force_push)
+    _open(app, scenario)
+
+    wait_for(lambda: _settled(github, pushed), what="the pushed head reviewed")
+    wait_for(lambda: _settled(github, scenario.head), what="the first head's runs completed")
+    wait_for(lambda: any(pushed[:12] in c.body for c in github.issue_comments(REPO, 1)))
+    assert len(github.issue_comments(REPO, 1)) == 1
+    assert not [r for r in github.check_runs(REPO) if r.status != "completed"]
+
+
+def test_a_verdict_github_would_not_take_is_completed_as_could_not_complete(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario
+) -> None:
+    # The first run's completion fails past every retry (RETRIES + 1 attempts), then GitHub
+    # recovers: that run and those not yet published say so; none says success.
+    github.inject("PATCH", r"/check-runs/\d+$", 503, times=RETRIES + 1)
+    _open(app, scenario)
+
+    wait_for(lambda: _settled(github, scenario.head), what="every run completed")
+    wait_for(app.idle)
+    runs = github.check_runs(REPO, scenario.head)
+    assert {r.conclusion for r in runs} == {"neutral"}
+    assert all("could not complete" in r.summary and "will retry" in r.summary for r in runs)
+    assert not _summary_posted(github)

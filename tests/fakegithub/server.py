@@ -34,7 +34,7 @@ from .auth import (
 from .builders import StateBuilder
 from .openapi_check import check_request
 from .routes_repos import CODELOAD_PREFIX
-from .state import Fault, GitHubState, RequestRecord, now
+from .state import Fault, GitHubState, Hook, RequestRecord, now
 
 _STARTUP_TIMEOUT_SECONDS = 5.0
 Handler = Callable[[Request], Awaitable[Response]]
@@ -90,6 +90,7 @@ async def _gate(request: Request, call_next: Handler) -> Response:
     try:
         if not request.url.path.startswith(CODELOAD_PREFIX):
             _spec_gate(state, request, raw)
+        state.run_hooks(request.method, request.url.path)
         fault = state.take_fault(request.method, request.url.path)
         if fault:
             response = _fault_response(fault)
@@ -205,6 +206,12 @@ class FakeGitHub(StateBuilder):
         """Answer the next `times` matching requests with `status`, before any other handling."""
         fault = Fault(method.upper(), re.compile(path_regex), status, times, headers or {}, body)
         self.state.faults.append(fault)
+
+    def on(
+        self, method: str, path_regex: str, action: Callable[[], None], times: int = 1
+    ) -> None:
+        """Run `action` when the next `times` matching requests arrive, before answering them."""
+        self.state.hooks.append(Hook(method.upper(), re.compile(path_regex), action, times))
 
     def calls(self, method: str | None = None, path_regex: str = "") -> list[RequestRecord]:
         """Logged requests, oldest first, optionally filtered by method and path regex."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -186,6 +187,20 @@ class Fault:
 
 
 @dataclass
+class Hook:
+    """Something that happens on GitHub's side when a request arrives (a force-push, a PR
+    deleted) — before the request is answered, so it lands in the middle of a job."""
+
+    method: str
+    path_re: re.Pattern[str]
+    action: Callable[[], None]
+    times: int
+
+    def matches(self, method: str, path: str) -> bool:
+        return self.times > 0 and self.method == method and bool(self.path_re.search(path))
+
+
+@dataclass
 class GitHubState:
     """Every fact of one fake GitHub; ids come from one counter so they never collide."""
 
@@ -209,6 +224,7 @@ class GitHubState:
     requests: list[RequestRecord] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    hooks: list[Hook] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1001))
 
     def next_id(self) -> int:
@@ -227,6 +243,12 @@ class GitHubState:
 
     def installation_for(self, repo: str) -> Installation | None:
         return next((i for i in self.installations.values() if repo in i.repos), None)
+
+    def run_hooks(self, method: str, path: str) -> None:
+        for hook in self.hooks:
+            if hook.matches(method, path):
+                hook.times -= 1
+                hook.action()
 
     def take_fault(self, method: str, path: str) -> Fault | None:
         fault = next((f for f in self.faults if f.matches(method, path)), None)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,13 @@ from bot.chartfiles import HELMIGNORE, ignored, parse_rules
 from bot.config import Config
 from bot.context import ChangedFile, ChartRenders, Rendered, RenderError
 from bot.gitrepo import GitRepo, GitTree, UnsafeTreeError, check_entry
-from bot.manifests import ManifestError, parse_rendered, template_repo_path
+from bot.manifests import (
+    Document,
+    ManifestError,
+    parse_rendered,
+    pod_templates,
+    template_repo_path,
+)
 from bot.profiles import Profile, check_values_size, discover_profiles, load_values
 from bot.render import (
     RENDER_WORKERS,
@@ -29,6 +36,8 @@ from bot.render import (
 from bot.yamlerrors import YAML_FAILURES
 
 SIDES = ("base", "head")
+# Called with every parsed render in the worker that rendered it (the checks' `prepare`).
+Prepare = Callable[[tuple[Document, ...]], object]
 _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
 
 
@@ -150,11 +159,13 @@ def render_chart(
     repo: GitRepo,
     release: str,
     namespace: str,
+    prepare: Prepare | None = None,
 ) -> ChartResult:
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
     all_profiles: dict[str, Profile] = {}
     pending: dict[str, dict[str, Future[Rendered]]] = {}
+    jobs: list[list[tuple[str, str, GitTree, Profile, _Archiver]]] = []
     for side in SIDES:
         if not source.exists(side):
             continue
@@ -171,8 +182,14 @@ def render_chart(
             sides[side] = {n: Rendered(n, error=err) for n in profiles}
             continue
         archiver = _Archiver(repo, tree, source.path)
-        futures = {
-            name: _POOL.submit(
+        jobs.append([(side, n, tree, p, archiver) for n, p in profiles.items()])
+    # Sides alternate, so one worker builds the head's archive while another builds the base's.
+    for batch in itertools.zip_longest(*jobs):
+        for job in batch:
+            if job is None:
+                continue
+            side, name, tree, profile, archiver = job
+            pending.setdefault(side, {})[name] = _POOL.submit(
                 render_profile,
                 tree,
                 source.path,
@@ -182,10 +199,8 @@ def render_chart(
                 cache,
                 release,
                 namespace,
+                prepare,
             )
-            for name, profile in profiles.items()
-        }
-        pending[side] = futures
     for side, futures in pending.items():
         sides[side].update({name: future.result() for name, future in futures.items()})
     meta = (
@@ -292,6 +307,7 @@ def render_profile(
     cache: RenderCache,
     release: str,
     namespace: str,
+    prepare: Prepare | None = None,
 ) -> Rendered:
     try:
         values, values_id = profile_values(tree, profile)
@@ -324,4 +340,8 @@ def render_profile(
         return Rendered(
             profile.name, error=RenderError(exc.template, exc.line, str(exc)), values=values
         )
+    # Here, while the other workers render: every check reads a render's pod templates.
+    pod_templates(docs)
+    if prepare is not None:
+        prepare(docs)
     return Rendered(profile.name, documents=docs, values=values)

@@ -190,19 +190,15 @@ class GitRepo:
 
     def changes(self, a: str, b: str) -> tuple[ChangedFile, ...]:
         """Files changed from `a` to `b` with added/removed line numbers (rename-aware)."""
-        out = self._run(
-            "-c",
-            "core.quotePath=false",
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--unified=0",
-            "-M",
-            "--no-textconv",
-            a,
-            b,
-        ).stdout.decode(errors="replace")
-        return parse_unified_diff(out)
+        return parse_unified_diff(self._run(*_DIFF, a, b).stdout.decode(errors="replace"))
+
+    def changes_from_merge_base(self, a: str, b: str) -> tuple[ChangedFile, ...] | None:
+        """`changes(merge_base(a, b), b)` in one git process, so it need not wait for the merge
+        base; None when there is no single merge base (none, or several: ask `merge_base`)."""
+        proc = self._run(*_DIFF, "--merge-base", a, b, check=False)
+        if proc.returncode != 0:
+            return None
+        return parse_unified_diff(proc.stdout.decode(errors="replace"))
 
     # -- trees and blobs --------------------------------------------------------------------------
 
@@ -246,32 +242,39 @@ class GitRepo:
     def blobs(self, oids: list[str]) -> list[bytes]:
         """Blobs by id: those read recently from memory, the others through `_read_blobs`."""
         found = {oid: self._blobs.get(oid) for oid in oids}
-        missing = [oid for oid, data in found.items() if data is None]
-        for oid, data in zip(missing, self._read_blobs(missing), strict=True):
-            found[oid] = data
-            if len(data) <= _BLOB_MAX:
-                self._blobs.put(oid, data)
+        if all(data is not None for data in found.values()):
+            return [found[oid] or b"" for oid in oids]
+        with self._lock:
+            # Looked up again once it is this thread's turn: base's and head's archives are built
+            # side by side and share most blobs, which the other may have just read.
+            missing = [oid for oid, data in found.items() if data is None]
+            found.update({oid: self._blobs.get(oid) for oid in missing})
+            missing = [oid for oid in missing if found[oid] is None]
+            for oid, data in zip(missing, self._read_blobs(missing), strict=True):
+                found[oid] = data
+                if len(data) <= _BLOB_MAX:
+                    self._blobs.put(oid, data)
         return [found[oid] or b"" for oid in oids]
 
     def _read_blobs(self, oids: list[str]) -> list[bytes]:
         """Blobs by id through the long-lived `cat-file --batch`, requests pipelined in chunks small
-        enough to sit in the pipe's buffer (so neither side can block the other)."""
+        enough to sit in the pipe's buffer (so neither side can block the other). The caller holds
+        the lock."""
         out: list[bytes] = []
         if not oids:
             return out
-        with self._lock:
-            batch = self._batch_process()
-            assert batch.stdin is not None and batch.stdout is not None
-            for start in range(0, len(oids), _BATCH_CHUNK):
-                chunk = oids[start : start + _BATCH_CHUNK]
-                batch.stdin.write(b"".join(oid.encode() + b"\n" for oid in chunk))
-                batch.stdin.flush()
-                for oid in chunk:
-                    header = batch.stdout.readline().decode().split()
-                    if len(header) != 3:
-                        raise GitError(f"object {oid} is missing")
-                    out.append(batch.stdout.read(int(header[2])))
-                    batch.stdout.read(1)  # the newline after each object
+        batch = self._batch_process()
+        assert batch.stdin is not None and batch.stdout is not None
+        for start in range(0, len(oids), _BATCH_CHUNK):
+            chunk = oids[start : start + _BATCH_CHUNK]
+            batch.stdin.write(b"".join(oid.encode() + b"\n" for oid in chunk))
+            batch.stdin.flush()
+            for oid in chunk:
+                header = batch.stdout.readline().decode().split()
+                if len(header) != 3:
+                    raise GitError(f"object {oid} is missing")
+                out.append(batch.stdout.read(int(header[2])))
+                batch.stdout.read(1)  # the newline after each object
         return out
 
     def _batch_process(self) -> subprocess.Popen[bytes]:
@@ -365,6 +368,16 @@ class GitTree:
         return entry.oid if entry is not None and entry.kind == "tree" else None
 
 
+_DIFF = (
+    "-c",
+    "core.quotePath=false",
+    "diff",
+    "--no-color",
+    "--no-ext-diff",
+    "--unified=0",
+    "-M",
+    "--no-textconv",
+)
 # git must never prompt, page, or read the user's config in ways that change its output.
 _GIT_ENV = {
     **os.environ,

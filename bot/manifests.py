@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
+from bot.lru import IdentityMemo
 from bot.yamlblocks import clear_blocks, load_mappings
 from bot.yamlerrors import YAML_FAILURES
 
@@ -127,6 +129,78 @@ def workloads(docs: tuple[Document, ...]) -> Iterator[tuple[Document, Mapping[st
         spec = pod_spec(doc)
         if spec is not None:
             yield doc, spec
+
+
+ROLE_CONTAINER = "container"
+ROLE_INIT = "init container"
+# Renders are remembered for a review and a few more; container lists for many reviews.
+RENDERS_REMEMBERED = 64
+LISTS_REMEMBERED = 4096
+
+
+class Container(NamedTuple):
+    role: str
+    name: str
+    body: Mapping[str, Any]
+
+    @property
+    def who(self) -> str:
+        return f"{self.role} {self.name}"
+
+
+Workload = tuple[Document, Mapping[str, Any]]
+PodContainer = tuple[Document, Mapping[str, Any], Container]
+
+
+@dataclass(frozen=True)
+class PodTemplates:
+    """A render's workloads with their pod specs, and every container of them (workload document,
+    its pod spec, the container), in document order."""
+
+    workloads: tuple[Workload, ...]
+    containers: tuple[PodContainer, ...]
+
+
+def _named(entries: list[Any], role: str) -> tuple[Container, ...]:
+    return tuple(
+        Container(role, entry["name"], entry)
+        for entry in entries
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+    )
+
+
+# Ephemeral containers are added by `kubectl debug`, never rendered by a chart.
+_LISTS: tuple[tuple[str, Callable[[list[Any]], tuple[Container, ...]]], ...] = (
+    ("initContainers", partial(_named, role=ROLE_INIT)),
+    ("containers", partial(_named, role=ROLE_CONTAINER)),
+)
+# Identical YAML parses to the very same list (bot/yamlblocks.py): a list is read once however many
+# renders share it, and a render once however many checks read it.
+_BY_LIST: dict[str, IdentityMemo[list[Any], tuple[Container, ...]]] = {
+    key: IdentityMemo(LISTS_REMEMBERED) for key, _ in _LISTS
+}
+_BY_RENDER: IdentityMemo[tuple[Document, ...], PodTemplates] = IdentityMemo(RENDERS_REMEMBERED)
+
+
+def containers(spec: Mapping[str, Any]) -> list[Container]:
+    """Init containers first, then the app containers; entries without a name are skipped."""
+    found: list[Container] = []
+    for key, named in _LISTS:
+        entries = spec.get(key)
+        if isinstance(entries, list):
+            found += _BY_LIST[key].get_or_make(entries, named)
+    return found
+
+
+def pod_templates(docs: tuple[Document, ...]) -> PodTemplates:
+    """The pod templates of a render, found once per render: the engine asks as soon as a render is
+    parsed, in the thread that rendered it, so the checks only read them."""
+    return _BY_RENDER.get_or_make(docs, _pod_templates)
+
+
+def _pod_templates(docs: tuple[Document, ...]) -> PodTemplates:
+    found = tuple(workloads(docs))
+    return PodTemplates(found, tuple((d, s, c) for d, s in found for c in containers(s)))
 
 
 def _dig(node: Any, *keys: str) -> Any:

@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import checks as registry
 from bot.charts import ChartSource, chart_dirs, chart_meta, render_chart
 from bot.config import CONFIG_PATH, Config, parse_config
-from bot.context import Context, OpenPR, PullRequestInfo, RepoResolver, no_links
+from bot.context import (
+    ChangedFile,
+    Commit,
+    Context,
+    OpenPR,
+    PullRequestInfo,
+    RepoResolver,
+    no_links,
+)
 from bot.gitrepo import GitRepo
+from bot.manifests import Document
 from bot.render import RenderCache, Renderer
 from bot.renderfindings import render_error_entries, render_findings
 from bot.report import ChartSummary, Finding, Report, Severity, sort_findings
+
+# A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
+# need only what is already known run at once, beside the review's own work.
+_GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
 
 
 class ReviewError(Exception):
@@ -37,6 +51,19 @@ class ReviewInput:
     pr: PullRequestInfo = PullRequestInfo()
     links: RepoResolver = no_links
     only_checks: tuple[str, ...] = ()  # () → every enabled check
+
+
+@dataclass(frozen=True)
+class _GitFacts:
+    """What the engine reads from git before rendering; `commits` is still being listed."""
+
+    target: str
+    head: str
+    merge_base: str
+    config: Config
+    develop: str | None
+    changes: tuple[ChangedFile, ...]
+    commits: Future[tuple[Commit, ...]] | None
 
 
 @dataclass
@@ -97,17 +124,39 @@ class Engine:
             raise ReviewError(f"--develop '{requested}' is not a commit in {self.repo.path}")
         return None
 
-    def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
-        started = time.perf_counter()
+    def _git_facts(self, inp: ReviewInput) -> _GitFacts:
         # One git call for every ref the review may need: each subprocess costs a millisecond.
         known = self.repo.resolve_many([inp.base, inp.head, inp.develop or "", "develop"])
         target = self._known(known, inp.base, "base")
         head = self._known(known, inp.head, "head")
-        merge_base = self.repo.merge_base(target, head) or target
+        merge_base_f = _GIT_POOL.submit(self.repo.merge_base, target, head)
+        changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
+        listings = [_GIT_POOL.submit(self.repo.listing, head)]  # the charts' files, to render
         config = self.load_config(target)
+        merge_base = merge_base_f.result() or target
+        if merge_base != target:
+            listings.append(_GIT_POOL.submit(self.repo.listing, merge_base))
+        # Listed while the charts render; a PR's own list (from GitHub) needs no git.
+        commits = (
+            None
+            if inp.pr.commits
+            else _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=250)
+        )
         found = self._develop(inp.develop, config, known)
-        develop = found[1] if found else None
-        changes = self.repo.changes(merge_base, head)
+        changes = changes_f.result()
+        if changes is None:  # no merge base, or several: measured against the one chosen above
+            changes = self.repo.changes(merge_base, head)
+        for listing in listings:
+            listing.result()  # read from the cache from here on, never listed twice
+        return _GitFacts(
+            target, head, merge_base, config, found[1] if found else None, changes, commits
+        )
+
+    def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
+        started = time.perf_counter()
+        known = self._git_facts(inp)
+        target, head, merge_base, config = known.target, known.head, known.merge_base, known.config
+        develop, changes = known.develop, known.changes
         base_tree, head_tree = self.repo.tree(merge_base), self.repo.tree(head)
         release = inp.release_name or config.release_name or "release"
         namespace = inp.namespace or config.namespace or "default"
@@ -117,9 +166,18 @@ class Engine:
         )
         t0 = time.perf_counter()
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
+        prepare = preparer(self.enabled_checks(config, inp.only_checks))
         charts = tuple(
             render_chart(
-                s, config, inp.profiles, self.renderer, self.cache, self.repo, release, namespace
+                s,
+                config,
+                inp.profiles,
+                self.renderer,
+                self.cache,
+                self.repo,
+                release,
+                namespace,
+                prepare,
             )
             for s in sources
         )
@@ -135,9 +193,7 @@ class Engine:
             changes=changes,
             charts=tuple(c.renders for c in charts),
             open_prs=tuple(p for p in inp.open_prs if p.head != head),
-            pr=inp.pr
-            if inp.pr.commits
-            else replace(inp.pr, commits=self.repo.log(f"{merge_base}..{head}", max_count=250)),
+            pr=inp.pr if known.commits is None else replace(inp.pr, commits=known.commits.result()),
             links=inp.links,
             release_name=release,
             namespace=namespace,
@@ -209,6 +265,17 @@ class Engine:
             if explanations is not None and check.explain is not None:
                 explanations += check.explain(chart_ctx)
         return found
+
+
+def preparer(checks: Sequence[registry.Check]) -> Callable[[tuple[Document, ...]], None]:
+    """One render's preparation for every check that has one (see checks.base.PrepareFn)."""
+    prepares = [c.prepare for c in checks if c.prepare is not None]
+
+    def prepare(docs: tuple[Document, ...]) -> None:
+        for prepare_one in prepares:
+            prepare_one(docs)
+
+    return prepare
 
 
 def apply_overrides(findings: Sequence[Finding], config: Config) -> list[Finding]:

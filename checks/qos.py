@@ -155,4 +155,4 @@ def explain(ctx: Context) -> list[str]:
     return lines
 
 
-CHECK = Check("qos", "QoS classes", run, "chart", chart_data, section, explain)
+CHECK = Check("qos", "QoS classes", run, "chart", chart_data, section, explain, prepare=pods)

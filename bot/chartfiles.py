@@ -73,18 +73,29 @@ def _scalar(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def all_chart_dirs(paths: Sequence[str]) -> list[str]:
+    """Directories holding a Chart.yaml, without subcharts vendored under another chart's `charts/`."""
+    dirs = sorted(
+        {
+            p[: -len("/Chart.yaml")] if "/" in p else "."
+            for p in paths
+            if p == "Chart.yaml" or p.endswith("/Chart.yaml")
+        }
+    )
+    return [
+        d
+        for d in dirs
+        if not any(
+            d.startswith(f"{o}/charts/") or (o == "." and d.startswith("charts/"))
+            for o in dirs
+            if o != d
+        )
+    ]
+
+
 def find_charts(tree: Tree) -> tuple[str, ...]:
     """Every chart directory in `tree`, without the subcharts vendored inside another chart."""
-    dirs = sorted(
-        path[: -len(CHART_FILE)].rstrip("/") or "."
-        for path in tree.paths()
-        if path == CHART_FILE or path.endswith("/" + CHART_FILE)
-    )
-    charts: list[str] = []
-    for d in dirs:
-        if not any(d.startswith(outer + "/") or outer == "." for outer in charts):
-            charts.append(d)
-    return tuple(charts)
+    return tuple(all_chart_dirs(tree.paths()))
 
 
 # -- which changed files are the chart's content --------------------------------------------------

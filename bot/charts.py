@@ -11,11 +11,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from bot.chartfiles import HELMIGNORE, ignored, parse_rules
+from bot.chartdirs import chart_meta
+from bot.chartfiles import HELMIGNORE, chart_file, ignored, parse_rules
 from bot.config import Config
-from bot.context import ChangedFile, ChartRenders, Rendered, RenderError
+from bot.context import ChartRenders, Rendered, RenderError
 from bot.gitrepo import GitRepo, GitTree, UnsafeTreeError, check_entry
 from bot.manifests import (
     Document,
@@ -33,102 +32,11 @@ from bot.render import (
     Renderer,
     RenderFailure,
 )
-from bot.yamlerrors import YAML_FAILURES
 
 SIDES = ("base", "head")
 # Called with every parsed render in the worker that rendered it (the checks' `prepare`).
 Prepare = Callable[[tuple[Document, ...]], object]
 _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
-
-
-class ChartError(Exception):
-    """A chart the user asked for does not exist."""
-
-
-def chart_file(chart_dir: str) -> str:
-    return "Chart.yaml" if chart_dir in ("", ".") else f"{chart_dir}/Chart.yaml"
-
-
-def all_chart_dirs(paths: Sequence[str]) -> list[str]:
-    """Directories holding a Chart.yaml, without subcharts vendored under another chart's `charts/`."""
-    dirs = sorted(
-        {
-            p[: -len("/Chart.yaml")] if "/" in p else "."
-            for p in paths
-            if p == "Chart.yaml" or p.endswith("/Chart.yaml")
-        }
-    )
-    return [
-        d
-        for d in dirs
-        if not any(
-            d.startswith(f"{o}/charts/") or (o == "." and d.startswith("charts/"))
-            for o in dirs
-            if o != d
-        )
-    ]
-
-
-def owning_chart(path: str, dirs: Sequence[str]) -> str | None:
-    best = None
-    for d in dirs:
-        if (d == "." or path.startswith(d + "/")) and (
-            best is None or len(d) > len(best) or best == "."
-        ):
-            best = d
-    return best
-
-
-def chart_dirs(
-    base: GitTree,
-    head: GitTree,
-    changes: Sequence[ChangedFile],
-    requested: Sequence[str],
-    every: bool,
-) -> list[str]:
-    known = sorted(set(all_chart_dirs(base.paths())) | set(all_chart_dirs(head.paths())))
-    if requested:
-        wanted = [r.strip("/") or "." for r in requested]
-        missing = [r for r in wanted if r not in known]
-        if missing:
-            raise ChartError(f"--chart {missing[0]}: no Chart.yaml there at base or head")
-        return wanted
-    if every:
-        return known
-    touched = set()
-    for change in changes:
-        for path in (change.path, change.old_path):
-            owner = owning_chart(path, known) if path else None
-            if owner is not None:
-                touched.add(owner)
-    return sorted(touched)
-
-
-@dataclass(frozen=True)
-class ChartMeta:
-    name: str | None = None
-    version: str | None = None
-    app_version: str | None = None
-
-
-def chart_meta(tree: GitTree, chart_dir: str) -> ChartMeta:
-    """Chart.yaml's name and versions, as text; unreadable metadata gives empty fields (the version
-    check reports it)."""
-    text = tree.text(chart_file(chart_dir))
-    if text is None:
-        return ChartMeta()
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except YAML_FAILURES:
-        return ChartMeta()
-    if not isinstance(data, dict):
-        return ChartMeta()
-
-    def field_(key: str) -> str | None:
-        value = data.get(key)
-        return None if value is None else str(value)
-
-    return ChartMeta(field_("name"), field_("version"), field_("appVersion"))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import NoReturn
 
 import checks as registry
 from bot import qos_cli, versions_cli
-from bot.charts import ChartError
+from bot.chartdirs import ChartError
 from bot.config import ConfigError
 from bot.context import PullRequestInfo
 from bot.gitrepo import GitError, GitRepo

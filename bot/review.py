@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import checks as registry
-from bot.charts import ChartSource, chart_dirs, chart_meta, render_chart
+from bot.chartdirs import chart_dirs, chart_meta
+from bot.charts import ChartSource, render_chart
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.context import (
     ChangedFile,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bot.charts import chart_meta
+from bot.chartdirs import chart_meta
 from bot.github_app import PullState
 from bot.gitrepo import GitRepo
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.charts import ChartError
+from bot.chartdirs import ChartError
 from bot.config import ConfigError
 from bot.gitrepo import GitRepo
 from bot.render import EmbeddedHelm, RenderCache

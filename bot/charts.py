@@ -11,11 +11,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.chartarchive import UnsafeTreeError, chart_archive, check_entry
 from bot.chartdirs import chart_meta
 from bot.chartfiles import HELMIGNORE, chart_file, ignored, parse_rules
 from bot.config import Config
 from bot.context import ChartRenders, Rendered, RenderError
-from bot.gitrepo import GitRepo, GitTree, UnsafeTreeError, check_entry
+from bot.gitrepo import GitRepo, GitTree
 from bot.manifests import (
     Document,
     ManifestError,
@@ -169,8 +170,8 @@ class _Archiver:
                 (self.tree.text(f"{self.chart_dir}/{HELMIGNORE}".lstrip("./")) or "").splitlines()
             )
             # Helm's own directory loader skips what .helmignore names; an archive must be built so.
-            self._archive = self.repo.archive(
-                self.tree.commit, self.chart_dir, lambda rel: not ignored(rel, rules)
+            self._archive = chart_archive(
+                self.repo, self.tree.commit, self.chart_dir, lambda rel: not ignored(rel, rules)
             )
         return self._archive
 

@@ -7,12 +7,9 @@ device files, so only blobs are ever included."""
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
-import tarfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,31 +17,17 @@ from bot.context import ChangedFile, Commit
 from bot.diffparse import parse_unified_diff
 from bot.lru import BoundedCache
 
-_SYMLINK, _SUBMODULE, _EXECUTABLE = "120000", "160000", "100755"
+SYMLINK, SUBMODULE = "120000", "160000"  # git tree modes
 _BATCH_CHUNK = 256  # 256 requests of 41 bytes stay well inside a 64 KiB pipe buffer
 _LISTINGS = 64  # commits whose file listing a long-lived worker keeps
 # Blobs by id never change, and base and head share most of them (a PR changes a few files): a
 # worker keeps the recent ones, up to this many bytes in all, none larger than the second.
 _BLOB_BYTES, _BLOB_MAX = 32 << 20, 1 << 20
 # Chart archives by content, so a base reviewed again (every PR against develop) is not rebuilt.
-_ARCHIVE_BYTES, _ARCHIVE_MAX = 32 << 20, 8 << 20
-
-
-def _all(_: str) -> bool:
-    return True
 
 
 class GitError(Exception):
     """A git command failed; the message names the command and git's reason."""
-
-
-class UnsafeTreeError(Exception):
-    """A chart tree holds an entry that could read outside the chart."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}; refused, not followed")
-        self.path = path
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -63,9 +46,6 @@ class GitRepo:
         self._batch: subprocess.Popen[bytes] | None = None
         self._listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(_LISTINGS)
         self._blobs: BoundedCache[str, bytes] = BoundedCache(_BLOB_BYTES, len)
-        self._archives: BoundedCache[tuple[tuple[str, str, str], ...], bytes] = BoundedCache(
-            _ARCHIVE_BYTES, len
-        )
         if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
 
@@ -221,10 +201,9 @@ class GitRepo:
         return listing
 
     def clear_listings(self) -> None:
-        """Forget cached tree listings, blobs and archives (benchmarks measure a cold review)."""
+        """Forget cached tree listings and blobs (benchmarks measure a cold review)."""
         self._listings.clear()
         self._blobs.clear()
-        self._archives.clear()
 
     def object_id(self, commit: str, path: str) -> str | None:
         proc = self._run(
@@ -287,52 +266,6 @@ class GitRepo:
             )
         return self._batch
 
-    def archive(self, commit: str, directory: str, keep: Callable[[str], bool] = _all) -> bytes:
-        """`directory` at `commit` as an in-memory chart archive (`chart/...`, gzip): Helm loads it
-        without a filesystem, so `.Files` can only ever see these blobs. Every entry is checked first;
-        `keep` filters on the path relative to the directory (`.helmignore`)."""
-        prefix = directory.rstrip("/") + "/" if directory not in ("", ".") else ""
-        entries = [(p, e) for p, e in self.listing(commit).items() if p.startswith(prefix)]
-        for path, entry in entries:
-            check_entry(path, entry)
-        wanted = [
-            (p[len(prefix) :], e) for p, e in entries if e.kind == "blob" and keep(p[len(prefix) :])
-        ]
-        # What the archive holds, exactly: the same key always builds the same chart.
-        key = tuple((relative, entry.mode, entry.oid) for relative, entry in wanted)
-        cached = self._archives.get(key)
-        if cached is not None:
-            return cached
-        archive = self._build_archive(wanted)
-        if len(archive) <= _ARCHIVE_MAX:
-            self._archives.put(key, archive)
-        return archive
-
-    def _build_archive(self, wanted: list[tuple[str, Entry]]) -> bytes:
-        buffer = io.BytesIO()
-        # Level 1: the archive lives for one load; compressing harder only costs time.
-        with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
-            for (relative, entry), data in zip(
-                wanted, self.blobs([e.oid for _, e in wanted]), strict=True
-            ):
-                info = tarfile.TarInfo(f"chart/{relative}")
-                info.size = len(data)
-                info.mode = 0o755 if entry.mode == _EXECUTABLE else 0o644
-                tar.addfile(info, io.BytesIO(data))
-        return buffer.getvalue()
-
-
-def check_entry(path: str, entry: Entry) -> None:
-    if entry.mode == _SYMLINK:
-        raise UnsafeTreeError(path, "is a symbolic link")
-    if entry.mode == _SUBMODULE:
-        raise UnsafeTreeError(path, "is a submodule")
-    if entry.kind not in ("blob", "tree"):
-        raise UnsafeTreeError(path, "is not a regular file")
-    parts = path.split("/")
-    if path.startswith("/") or ".." in parts:
-        raise UnsafeTreeError(path, "leaves the chart directory")
-
 
 class GitTree:
     """The files of a repository at one commit (the `Tree` protocol of bot.context)."""
@@ -346,7 +279,7 @@ class GitTree:
 
     def read(self, path: str) -> bytes | None:
         entry = self.entry(path)
-        if entry is None or entry.kind != "blob" or entry.mode == _SYMLINK:
+        if entry is None or entry.kind != "blob" or entry.mode == SYMLINK:
             return None
         return self.repo.blob(entry.oid)
 

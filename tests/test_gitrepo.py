@@ -7,7 +7,9 @@ import io
 import tarfile
 from pathlib import Path
 
+from bot.chartarchive import chart_archive
 from bot.gitrepo import GitRepo
+from bot.lru import clear_all
 from tests.gitbuilder import GitBuilder
 
 
@@ -38,11 +40,11 @@ def test_an_archive_is_built_once_per_content(tmp_path: Path) -> None:
     first = g.commit("one").sha()
     second = g.write("other.txt", "elsewhere").commit("two").sha()
     repo = GitRepo(g.path)
-    archive = repo.archive(first, "c")
-    assert repo.archive(second, "c") is archive  # the chart's files did not change
-    kept = repo.archive(second, "c", lambda path: path != "x.txt")
+    archive = chart_archive(repo, first, "c")
+    assert chart_archive(repo, second, "c") is archive  # the chart's files did not change
+    kept = chart_archive(repo, second, "c", lambda path: path != "x.txt")
     assert kept is not archive  # other files kept: another archive
     with tarfile.open(fileobj=io.BytesIO(kept), mode="r:gz") as tar:
         assert tar.getnames() == ["chart/Chart.yaml"]
-    repo.clear_listings()
-    assert repo.archive(second, "c") is not archive
+    clear_all()  # what a cold benchmark round does
+    assert chart_archive(repo, second, "c") is not archive

@@ -207,9 +207,7 @@ class FakeGitHub(StateBuilder):
         fault = Fault(method.upper(), re.compile(path_regex), status, times, headers or {}, body)
         self.state.faults.append(fault)
 
-    def on(
-        self, method: str, path_regex: str, action: Callable[[], None], times: int = 1
-    ) -> None:
+    def on(self, method: str, path_regex: str, action: Callable[[], None], times: int = 1) -> None:
         """Run `action` when the next `times` matching requests arrive, before answering them."""
         self.state.hooks.append(Hook(method.upper(), re.compile(path_regex), action, times))
 

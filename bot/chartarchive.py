@@ -1,0 +1,82 @@
+"""A chart directory at a commit as an in-memory chart archive, built from git objects.
+
+Helm loads the archive without a filesystem, so `.Files.Get`/`.Files.Glob` can only ever see the
+chart's own blobs; every entry is checked before anything is built, and a symlink, a submodule or
+a path leaving the chart is refused, never followed.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from collections.abc import Callable
+
+from bot.gitrepo import SUBMODULE, SYMLINK, Entry, GitRepo
+from bot.lru import BoundedCache
+
+EXECUTABLE = "100755"
+# Built archives by exactly what they hold, so develop's chart is built once across reviews.
+_ARCHIVES: BoundedCache[tuple[tuple[str, str, str], ...], bytes] = BoundedCache(32 << 20, len)
+_ARCHIVE_MAX = 8 << 20  # a bigger archive is built each time rather than crowd out the others
+
+
+class UnsafeTreeError(Exception):
+    """A chart tree holds an entry that could read outside the chart."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}; refused, not followed")
+        self.path = path
+        self.reason = reason
+
+
+def _all(_: str) -> bool:
+    return True
+
+
+def chart_archive(
+    repo: GitRepo, commit: str, directory: str, keep: Callable[[str], bool] = _all
+) -> bytes:
+    """`directory` at `commit` as a gzip archive of `chart/...`. Every entry is checked first;
+    `keep` filters on the path relative to the directory (`.helmignore`)."""
+    prefix = directory.rstrip("/") + "/" if directory not in ("", ".") else ""
+    entries = [(p, e) for p, e in repo.listing(commit).items() if p.startswith(prefix)]
+    for path, entry in entries:
+        check_entry(path, entry)
+    wanted = [
+        (p[len(prefix) :], e) for p, e in entries if e.kind == "blob" and keep(p[len(prefix) :])
+    ]
+    # What the archive holds, exactly: the same key always builds the same chart.
+    key = tuple((relative, entry.mode, entry.oid) for relative, entry in wanted)
+    cached = _ARCHIVES.get(key)
+    if cached is not None:
+        return cached
+    archive = _build(repo, wanted)
+    if len(archive) <= _ARCHIVE_MAX:
+        _ARCHIVES.put(key, archive)
+    return archive
+
+
+def _build(repo: GitRepo, wanted: list[tuple[str, Entry]]) -> bytes:
+    buffer = io.BytesIO()
+    # Level 1: the archive lives for one load; compressing harder only costs time.
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
+        for (relative, entry), data in zip(
+            wanted, repo.blobs([e.oid for _, e in wanted]), strict=True
+        ):
+            info = tarfile.TarInfo(f"chart/{relative}")
+            info.size = len(data)
+            info.mode = 0o755 if entry.mode == EXECUTABLE else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def check_entry(path: str, entry: Entry) -> None:
+    if entry.mode == SYMLINK:
+        raise UnsafeTreeError(path, "is a symbolic link")
+    if entry.mode == SUBMODULE:
+        raise UnsafeTreeError(path, "is a submodule")
+    if entry.kind not in ("blob", "tree"):
+        raise UnsafeTreeError(path, "is not a regular file")
+    parts = path.split("/")
+    if path.startswith("/") or ".." in parts:
+        raise UnsafeTreeError(path, "leaves the chart directory")

@@ -4,6 +4,7 @@ Read at the PR's base commit, so a PR cannot switch its own checks off."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Literal
 
 import yaml
@@ -12,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.yamlerrors import YAML_FAILURES
 
 CONFIG_PATH = ".github/chart-review.yml"
+# Checks whose options live at the top level of the file rather than under `checks:`.
+TOP_LEVEL_CHECKS = ("version", "probes")
 
 SeverityName = Literal["failure", "warning", "notice"]
 
@@ -85,8 +88,11 @@ class Config(_Strict):
         return [p for p in self.profiles if p.chart in (None, chart)]
 
 
-def parse_config(text: str | None, source: str = CONFIG_PATH) -> Config:
-    """Parse config text; None (no file) gives the defaults."""
+def parse_config(
+    text: str | None, source: str = CONFIG_PATH, known_checks: Collection[str] | None = None
+) -> Config:
+    """Parse config text; None (no file) gives the defaults. With `known_checks`, a `checks:`
+    entry naming no check is an error too (a typo would otherwise switch nothing off)."""
     if text is None or not text.strip():
         return Config()
     try:
@@ -103,9 +109,28 @@ def parse_config(text: str | None, source: str = CONFIG_PATH) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source} line 1: expected a mapping of settings, found {_kind(data)}")
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, node, source)) from None
+    _check_names(config, node, source, known_checks)
+    return config
+
+
+def _check_names(
+    config: Config, node: yaml.Node | None, source: str, known: Collection[str] | None
+) -> None:
+    for name in config.checks:
+        line = _line_of(node, ["checks", name])
+        where = f"{source} line {line}" if line else source
+        if name in TOP_LEVEL_CHECKS:
+            raise ConfigError(
+                f"{where}: 'checks.{name}': the {name} check is configured under the top-level "
+                f"'{name}:' key"
+            )
+        if known is not None and name not in known:
+            raise ConfigError(
+                f"{where}: 'checks.{name}': unknown check (one of {', '.join(sorted(known))})"
+            )
 
 
 def _describe(exc: ValidationError, node: yaml.Node | None, source: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import checks as registry
-from bot.config import Config, ConfigError, parse_config
+from bot.config import CONFIG_PATH, Config, ConfigError, parse_config
 from bot.context import OpenPR, PullRequestInfo, RepoResolver
 from bot.github_app import PullState, RepoClient
 from bot.gitrepo import GitRepo
@@ -50,7 +50,8 @@ def run_names(config: Config | None) -> list[str]:
 
 def target_config(git: GitRepo, target: str) -> tuple[Config | None, str | None]:
     try:
-        return parse_config(git.tree(target).text(".github/chart-review.yml")), None
+        text = git.tree(target).text(CONFIG_PATH)
+        return parse_config(text, known_checks=[c.name for c in registry.CHECKS]), None
     except ConfigError as exc:
         return None, str(exc)
 

@@ -242,7 +242,8 @@ class Engine:
 
     def load_config(self, commit: str) -> Config:
         text = self.repo.tree(commit).text(CONFIG_PATH)
-        return parse_config(text)  # ConfigError names the key and line
+        # ConfigError names the key and line
+        return parse_config(text, known_checks=[c.name for c in registry.CHECKS])
 
     @staticmethod
     def enabled_checks(config: Config, only: Sequence[str]) -> list[registry.Check]:

@@ -7,7 +7,7 @@ a path leaving the chart is refused, never followed.
 
 from __future__ import annotations
 
-import io
+import gzip
 import tarfile
 from collections.abc import Callable
 
@@ -57,17 +57,45 @@ def chart_archive(
 
 
 def _build(repo: GitRepo, wanted: list[tuple[str, Entry]]) -> bytes:
-    buffer = io.BytesIO()
+    parts: list[bytes] = []
+    for (relative, entry), data in zip(wanted, repo.blobs([e.oid for _, e in wanted]), strict=True):
+        parts.append(_header(f"chart/{relative}", len(data), entry.mode == EXECUTABLE))
+        parts.append(data)
+        if len(data) % tarfile.BLOCKSIZE:
+            parts.append(bytes(tarfile.BLOCKSIZE - len(data) % tarfile.BLOCKSIZE))
+    size = sum(map(len, parts)) + 2 * tarfile.BLOCKSIZE  # two zero blocks end the archive
+    parts.append(bytes(2 * tarfile.BLOCKSIZE + -size % tarfile.RECORDSIZE))
     # Level 1: the archive lives for one load; compressing harder only costs time.
-    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
-        for (relative, entry), data in zip(
-            wanted, repo.blobs([e.oid for _, e in wanted]), strict=True
-        ):
-            info = tarfile.TarInfo(f"chart/{relative}")
-            info.size = len(data)
-            info.mode = 0o755 if entry.mode == EXECUTABLE else 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return gzip.compress(b"".join(parts), compresslevel=1, mtime=0)
+
+
+def _header(name: str, size: int, executable: bool) -> bytes:
+    """A member's header as `tarfile` writes it (the same bytes), built directly: `tarfile`'s
+    per-member work cost more than the rest of the archive. What a plain header cannot hold (a
+    long or non-ASCII name, a size past 11 octal digits) is left to `tarfile`, which adds an
+    extended header."""
+    if len(name) >= 100 or not name.isascii() or size > 0o77777777777:
+        info = tarfile.TarInfo(name)
+        info.size = size
+        info.mode = 0o755 if executable else 0o644
+        return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+    head = b"".join(
+        (
+            name.encode("ascii").ljust(100, b"\0"),
+            b"0000755\0" if executable else b"0000644\0",
+            b"0000000\0" * 2,  # uid, gid
+            b"%011o\0" % size,
+            b"00000000000\0",  # mtime
+        )
+    )
+    return head + b"%06o\0 " % (sum(head) + _TAIL_SUM) + _TAIL
+
+
+# A header's fields after the checksum, the same for every member: a regular file, no link name,
+# the POSIX magic, no owner names or device numbers, no name prefix. The checksum counts its own
+# field as eight spaces.
+_TAIL = b"0" + bytes(100) + b"ustar\x0000" + bytes(247)
+_TAIL_SUM = sum(_TAIL) + 8 * ord(" ")
 
 
 def check_entry(path: str, entry: Entry) -> None:

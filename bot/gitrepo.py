@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,9 @@ from bot.diffparse import parse_unified_diff
 from bot.lru import BoundedCache
 
 SYMLINK, SUBMODULE = "120000", "160000"  # git tree modes
-_BATCH_CHUNK = 256  # 256 requests of 41 bytes stay well inside a 64 KiB pipe buffer
+# Requests go to the long-lived `cat-file` in chunks that fit in a pipe's buffer (64 KiB on Linux),
+# so writing one never waits on git, which may be writing replies that are only read afterwards.
+_BATCH_CHUNK_BYTES = 16 << 10
 _LISTINGS = 64  # commits whose file listing a long-lived worker keeps
 # Blobs by id never change, and base and head share most of them (a PR changes a few files): a
 # worker keeps the recent ones, up to this many bytes in all, none larger than the second.
@@ -86,12 +89,27 @@ class GitRepo:
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def resolve_many(self, refs: list[str]) -> dict[str, str | None]:
-        """`resolve` for several refs in one git process (`cat-file --batch-check`, which reads
-        each line as a revision exactly as `rev-parse` does): ref → commit sha, or None."""
+        """`resolve` for several refs, each read as a revision exactly as `rev-parse` reads it:
+        ref → commit sha, or None. Asked of the long-lived `cat-file` (no new process); one that
+        it does not find is asked again of a new one, which also sees loose objects written since
+        the long-lived one started (an abbreviated id is expanded from a cache of them)."""
         wanted = list(dict.fromkeys(r for r in refs if r))
-        # A line break or NUL cannot be part of a ref, but would split a request line: ask alone.
+        # A line break or NUL cannot be part of a ref, but would split a request line.
         plain = [r for r in wanted if "\n" not in r and "\0" not in r]
-        found: dict[str, str | None] = {r: self.resolve(r) for r in wanted if r not in plain}
+        with self._lock:
+            infos = self._object_infos([f"{r}^{{commit}}" for r in plain])
+        found: dict[str, str | None] = {
+            ref: info[0] for ref, info in zip(plain, infos, strict=True) if info is not None
+        }
+        again = [r for r in wanted if r not in found]
+        if again:
+            found.update(self._resolve_each(again))
+        return {r: found[r] for r in wanted}
+
+    def _resolve_each(self, refs: list[str]) -> dict[str, str | None]:
+        """`resolve` for several refs in one new git process (`cat-file --batch-check`)."""
+        plain = [r for r in refs if "\n" not in r and "\0" not in r]
+        found: dict[str, str | None] = {r: self.resolve(r) for r in refs if r not in plain}
         if plain:
             request = "".join(f"{r}^{{commit}}\n" for r in plain).encode()
             proc = self._run(
@@ -99,7 +117,7 @@ class GitRepo:
             )
             lines = proc.stdout.decode(errors="replace").splitlines()
             if proc.returncode != 0 or len(lines) != len(plain):
-                return {r: self.resolve(r) for r in wanted}
+                return {r: self.resolve(r) for r in refs}
             for ref, line in zip(plain, lines, strict=True):
                 sha, _, kind = line.partition(" ")
                 found[ref] = sha if kind == "commit" else None
@@ -190,14 +208,49 @@ class GitRepo:
         cached = self._listings.get(commit)
         if cached is not None:
             return cached
-        out = self._run("ls-tree", "-r", "-t", "-z", "--full-tree", commit).stdout
-        listing: dict[str, Entry] = {}
-        for item in out.split(b"\0"):
-            if item:
-                meta, _, name = item.partition(b"\t")
-                mode, kind, oid = meta.decode().split()
-                listing[name.decode(errors="surrogateescape")] = Entry(mode, kind, oid)
+        with self._lock:
+            listing = self._list_tree(commit)
         self._listings.put(commit, listing)
+        return listing
+
+    def _list_tree(self, commit: str) -> dict[str, Entry]:
+        """What `git ls-tree -r -t --full-tree` lists (the same entries, modes and order), read as
+        tree objects through the long-lived `cat-file --batch`: a level of directories is one
+        request, where `ls-tree` would be one more process. The caller holds the lock."""
+        if "\n" in commit or "\0" in commit:  # would split a request line
+            raise GitError(f"git ls-tree failed: not a valid object name {commit!r}")
+        ((root, _, data),) = self._read_objects([f"{commit}^{{tree}}"], "ls-tree")
+        width = len(root) // 2  # bytes of an object id in a tree (SHA-1 or SHA-256)
+        trees = {root: _tree_entries(data, width)}
+        wanted = [root]
+        while wanted:  # one level of directories at a time, each read once
+            below = {
+                oid: None
+                for parent in wanted
+                for _, mode, oid in trees[parent]
+                if mode == _TREE and oid not in trees
+            }
+            wanted = list(below)
+            for oid, (_, _, data) in zip(
+                wanted, self._read_objects(wanted, "ls-tree"), strict=True
+            ):
+                trees[oid] = _tree_entries(data, width)
+        listing: dict[str, Entry] = {}
+        # Depth first, a directory before what it holds, as `ls-tree -r -t` lists them.
+        stack = [(b"", iter(trees[root]))]
+        while stack:
+            prefix, entries = stack[-1]
+            item = next(entries, None)
+            if item is None:
+                stack.pop()
+                continue
+            name, mode, oid = item
+            path = prefix + name
+            listing[path.decode(errors="surrogateescape")] = Entry(
+                mode, _KINDS.get(mode, "blob"), oid
+            )
+            if mode == _TREE:
+                stack.append((path + b"/", iter(trees[oid])))
         return listing
 
     def clear_listings(self) -> None:
@@ -236,35 +289,116 @@ class GitRepo:
         return [found[oid] or b"" for oid in oids]
 
     def _read_blobs(self, oids: list[str]) -> list[bytes]:
-        """Blobs by id through the long-lived `cat-file --batch`, requests pipelined in chunks small
-        enough to sit in the pipe's buffer (so neither side can block the other). The caller holds
-        the lock."""
-        out: list[bytes] = []
-        if not oids:
+        """Blobs by id through the long-lived `cat-file --batch`. The caller holds the lock."""
+        return [data for _, _, data in self._read_objects(oids)]
+
+    def _read_objects(self, names: list[str], command: str = "") -> list[tuple[str, str, bytes]]:
+        """Objects by name (id, type, content) through the long-lived `cat-file --batch`, requests
+        pipelined in chunks small enough to sit in the pipe's buffer (so neither side can block the
+        other). The caller holds the lock."""
+        out: list[tuple[str, str, bytes]] = []
+        if not names:
             return out
         batch = self._batch_process()
         assert batch.stdin is not None and batch.stdout is not None
-        for start in range(0, len(oids), _BATCH_CHUNK):
-            chunk = oids[start : start + _BATCH_CHUNK]
-            batch.stdin.write(b"".join(oid.encode() + b"\n" for oid in chunk))
+        for chunk, request in _requests(b"contents", names):
+            batch.stdin.write(request)
             batch.stdin.flush()
-            for oid in chunk:
-                header = batch.stdout.readline().decode().split()
-                if len(header) != 3:
-                    raise GitError(f"object {oid} is missing")
-                out.append(batch.stdout.read(int(header[2])))
+            missing = None
+            for name in chunk:  # every reply is read, so the next request starts in step
+                header = _found(batch.stdout.readline())
+                if header is None:
+                    missing = missing or name
+                    continue
+                out.append((header[0], header[1], batch.stdout.read(int(header[2]))))
                 batch.stdout.read(1)  # the newline after each object
+            if missing is not None:
+                failed = f"git {command} failed: " if command else ""
+                raise GitError(f"{failed}object {missing} is missing")
+        return out
+
+    def _object_infos(self, names: list[str]) -> list[tuple[str, str] | None]:
+        """Objects by name (id, type) through the long-lived `cat-file`, None for one it does not
+        find (or finds ambiguous). The caller holds the lock."""
+        if not names:
+            return []
+        batch = self._batch_process()
+        assert batch.stdin is not None and batch.stdout is not None
+        out: list[tuple[str, str] | None] = []
+        for chunk, request in _requests(b"info", names):
+            batch.stdin.write(request)
+            batch.stdin.flush()
+            for _ in chunk:
+                header = _found(batch.stdout.readline())
+                out.append((header[0], header[1]) if header is not None else None)
         return out
 
     def _batch_process(self) -> subprocess.Popen[bytes]:
         if self._batch is None or self._batch.poll() is not None:
             self._batch = subprocess.Popen(
-                ["git", "-C", str(self.path), "cat-file", "--batch"],
+                ["git", "-C", str(self.path), "cat-file", "--batch-command", "--buffer"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=_GIT_ENV,
             )
         return self._batch
+
+
+def _requests(command: bytes, names: list[str]) -> Iterator[tuple[list[str], bytes]]:
+    """`names` in chunks, each with its request for `cat-file --batch-command --buffer`: the
+    command for each name, then `flush` (git holds its replies back until then, so they come in
+    few writes rather than one per object)."""
+    chunk: list[str] = []
+    lines: list[bytes] = []
+    size = 0
+    for name in names:
+        line = command + b" " + name.encode(errors="surrogateescape") + b"\n"
+        if chunk and size + len(line) > _BATCH_CHUNK_BYTES:
+            yield chunk, b"".join(lines) + b"flush\n"
+            chunk, lines, size = [], [], 0
+        chunk.append(name)
+        lines.append(line)
+        size += len(line)
+    if chunk:
+        yield chunk, b"".join(lines) + b"flush\n"
+
+
+def _found(line: bytes) -> list[str] | None:
+    """`cat-file`'s reply header as (id, type, size), or None for `<name> missing` (or
+    `ambiguous`), whatever the name holds."""
+    header = line.decode(errors="replace").split()
+    return header if len(header) == 3 and header[2].isdigit() else None
+
+
+_TREE = "040000"
+_KINDS = {_TREE: "tree", SUBMODULE: "commit"}
+
+
+def _tree_entries(data: bytes, width: int) -> list[tuple[bytes, str, str]]:
+    """A tree object's entries (name, mode, id), modes written as `ls-tree` writes them: git's
+    canonical mode for each kind, six octal digits."""
+    entries = []
+    pos, end = 0, len(data)
+    while pos < end:
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        entries.append(
+            (
+                data[space + 1 : nul],
+                _canonical_mode(data[pos:space]),
+                data[nul + 1 : nul + 1 + width].hex(),
+            )
+        )
+        pos = nul + 1 + width
+    return entries
+
+
+def _canonical_mode(raw: bytes) -> str:
+    mode = int(raw, 8)
+    kind = mode & 0o170000
+    if kind == 0o100000:  # a file: executable or not, whatever else the mode says
+        return "100755" if mode & 0o100 else "100644"
+    return {0o120000: SYMLINK, 0o040000: _TREE}.get(kind, SUBMODULE)
 
 
 class GitTree:

@@ -48,3 +48,40 @@ def test_an_archive_is_built_once_per_content(tmp_path: Path) -> None:
         assert tar.getnames() == ["chart/Chart.yaml"]
     clear_all()  # what a cold benchmark round does
     assert chart_archive(repo, second, "c") is not archive
+
+
+def test_a_listing_read_through_cat_file_equals_ls_tree(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    g.write("Chart.yaml", "name: c\n").write("templates/a.yaml", "a: 1\n")
+    g.write("templates/deep/ü nicode.yaml", "b: 2\n").write("run.sh", "#!/bin/sh\n")
+    g.write("same/x.txt", "x").write("other/x.txt", "x").symlink("link", "Chart.yaml")
+    (g.path / "run.sh").chmod(0o755)
+    commit = g.commit("tree").sha()
+    expected = {}
+    for line in g.run_git("ls-tree", "-r", "-t", "-z", commit).split("\0"):
+        if line:
+            meta, _, name = line.partition("\t")
+            mode, kind, oid = meta.split()
+            expected[name] = (mode, kind, oid)
+    listing = GitRepo(g.path).listing(commit)
+    assert {p: (e.mode, e.kind, e.oid) for p, e in listing.items()} == expected
+
+
+def test_an_archive_holds_what_tarfile_would_write(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("c/Chart.yaml", "name: c\n")
+    g.write("c/templates/" + "long-name-" * 12 + ".yaml", "a: 1\n").write("c/ü.txt", "")
+    g.write("c/big.bin", "z" * 70000).write("c/run.sh", "#!/bin/sh\n")
+    (g.path / "c/run.sh").chmod(0o755)
+    repo = GitRepo(g.path)
+    archive = chart_archive(repo, g.commit("chart").sha(), "c")
+    listing = {p: e for p, e in repo.listing("HEAD").items() if e.kind == "blob"}
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        members = {m.name: (m.size, m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}  # type: ignore[union-attr]
+    assert members == {
+        f"chart/{p[2:]}": (
+            len(data := repo.blob(e.oid)),
+            0o755 if e.mode == "100755" else 0o644,
+            data,
+        )
+        for p, e in listing.items()
+    }

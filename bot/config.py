@@ -10,6 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.yamlblocks import LOADER
 from bot.yamlerrors import YAML_FAILURES
 
 CONFIG_PATH = ".github/chart-review.yml"
@@ -96,8 +97,11 @@ def parse_config(
     if text is None or not text.strip():
         return Config()
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
+        # libyaml's parser refuses nesting past 1000 levels with a clean error; the pure-Python
+        # composer would recurse into RecursionError, near whose depth even a garbage
+        # collector's finalizer fails.
+        node = yaml.compose(text, Loader=LOADER)
+        data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

@@ -29,3 +29,9 @@ def test_a_crafted_template_is_a_manifest_error_naming_it(text: str) -> None:
 def test_a_crafted_config_is_a_config_error(text: str) -> None:
     with pytest.raises(ConfigError, match=r"\.github/chart-review\.yml"):
         parse_config(text)
+
+
+def test_deep_nesting_in_a_config_is_refused_by_depth_not_by_recursion() -> None:
+    deep = "a: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(ConfigError, match=r"chart-review\.yml line 1: .*nesting depth"):
+        parse_config(deep)

@@ -282,6 +282,8 @@ def test_render_processes_hold_no_secrets(
         (pid,) = helm.pids()
         environ = Path(f"/proc/{pid}/environ").read_bytes()
     assert b"GITHUB_" not in environ
+    # The pool is the parallelism: each process's Go runtime keeps to one core.
+    assert b"GOMAXPROCS=1\0" in environ
 
 
 # -- process lifetime -------------------------------------------------------------------------------

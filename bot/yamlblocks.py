@@ -2,18 +2,27 @@
 
 Profiles and sides render mostly the same text: a Deployment differs in `replicas` or one container's
 resources, and parsing the whole document again for that costs more than the rest of the review.
-So a document's block mapping is cut at its keys (`key:` lines at the mapping's indentation), a key
-whose value is a nested block mapping is cut again, and every other block (a leaf) is parsed alone,
-once per distinct text, by the same loader. The result is the same mapping the whole document
-parses to: a block mapping is exactly the sequence of its entries, and each entry's lines are cut
-where the real parser would start the next entry (a line at the mapping's own indentation that
-starts with a plain key cannot continue a scalar, a block scalar or a closed flow collection).
+So a document's block mapping is cut at its keys (`key:` lines at the mapping's indentation), and a
+key's value is cut again when it is a nested block mapping, or a block sequence of block mappings
+(`containers:` over `- name: web` items, at the key's indentation or deeper): that is cut at its
+dashes, and each item, read with a space for its dash, is the block mapping it starts (`- name: web`
+starts a mapping whose keys sit where `name` does, as `  name: web` would), cut at its keys in turn.
+Every other block (a leaf) is parsed alone, once per distinct text, by the same loader, and so is
+each distinct item: a container that did not change is not parsed again because its list did.
 
-Whatever this cannot vouch for falls back to parsing the whole text: a leaf that does not parse
-alone (a quote or bracket left open across a cut, an alias to an anchor in another block), merge
-keys (`<<`, which look across entries), directives, a document marker that is not a bare `---`,
-tabs, and line breaks other than `\\n`. Errors therefore always come from the whole parse, with its
-line numbers."""
+The result is the same mapping the whole document parses to: a block mapping is exactly the
+sequence of its entries, a block sequence of its items, and lines are cut where the real parser
+would start the next entry or item (a line at the mapping's own indentation that starts with a plain
+key, or at the sequence's that starts with `- ` and a plain key, cannot continue a scalar, a block
+scalar or a closed flow collection).
+
+Whatever this cannot vouch for is parsed as one: a sequence with any other item (a scalar, a flow
+collection, a nested sequence, a dash alone on its line, a quoted key) is a leaf; and the whole text
+is parsed at once for a leaf that does not parse alone (a quote or bracket left open across a cut,
+an alias to an anchor in another block), an anchor named twice (which the whole parse refuses,
+though each block naming it parses alone), a line indented less than its block, merge keys (`<<`,
+which look across entries), directives, a document marker that is not a bare `---`, tabs, and line
+breaks other than `\\n`. Errors therefore always come from the whole parse, with its line numbers."""
 
 from __future__ import annotations
 
@@ -29,11 +38,18 @@ try:  # libyaml's loader is ~12x faster than the pure-Python one
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     LOADER = yaml.SafeLoader
 
-# A plain key at the start of a line: what Kubernetes manifests and Helm's toYaml write.
-_KEY_RE = re.compile(r"( *)([A-Za-z0-9_][A-Za-z0-9_.\-/]*):(?: |$)")
-# Text the block parse cannot vouch for: merge keys, tabs, other line breaks, a byte order mark.
-_UNSAFE_RE = re.compile("<<|[\t\r\x85\u2028\u2029\ufeff]")
+# A plain key where a line's indentation ends: what Kubernetes manifests and Helm's toYaml write;
+# and a sequence item that is a block mapping starting with one (`- name: web`).
+_KEY = r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*:(?: |$)"
+_KEY_RE = re.compile(_KEY)
+_ITEM_RE = re.compile("- " + _KEY)
+# Line breaks other than `\n` and a byte order mark: looked for only in text that is not ASCII.
+_UNSAFE_RE = re.compile("[\x85\u2028\u2029\ufeff]")
+# Where an anchor can be: where a node starts (a line's indentation, after an indicator or a tag),
+# named as the scanner names it. Loosely (in a quoted scalar too): only a name found twice matters.
+_ANCHOR_RE = re.compile(r"(?:^|[-?:,\[{]|![^ \n]*) *&([0-9A-Za-z_-]+)", re.MULTILINE)
 _MARKERS = ("---", "...", "%")
+# Text -> the mapping the loader parses it to: entries, items (dash read as a space) and keys.
 _LEAVES: BoundedCache[str, dict[Any, Any]] = BoundedCache(8192)
 
 
@@ -56,18 +72,28 @@ def clear_blocks() -> None:
 
 
 class _Source:
-    """A text's lines, with each line's indentation (-1 for a blank or comment line) and whether
-    it starts with a plain key, worked out once."""
+    """A text's lines, with each line's indentation (-1 for a blank or comment line) worked out
+    once. Whether a line starts with a plain key is worked out when asked, only of lines at the
+    indentation of a mapping being cut: most lines never are, and matching each cost ~12% of
+    the parse."""
 
     def __init__(self, text: str) -> None:
         self.lines = text.split("\n")
         self.widths: list[int] = []
-        self.keyed: list[bool] = []
         for line in self.lines:
             body = line.lstrip(" ")
-            blank = not body or body[0] == "#"
-            self.widths.append(-1 if blank else len(line) - len(body))
-            self.keyed.append(not blank and _KEY_RE.match(line) is not None)
+            self.widths.append(len(line) - len(body) if body and body[0] != "#" else -1)
+
+    def keyed(self, i: int) -> bool:
+        """Whether content line i starts with a plain key."""
+        return _KEY_RE.match(self.lines[i], self.widths[i]) is not None
+
+    def undash(self, i: int) -> None:
+        """Read line i, a sequence item `- key: ...`, as the block mapping it starts: the same
+        line with a space for the dash, indented to the key (where the mapping's keys sit)."""
+        line, width = self.lines[i], self.widths[i]
+        self.lines[i] = f"{line[:width]} {line[width + 1 :]}"
+        self.widths[i] = width + 2
 
     def text(self, lo: int, hi: int) -> str:
         """Lines lo..hi exactly as written, with the line break that ends them (a block scalar's
@@ -82,7 +108,7 @@ class _Source:
 
 
 def _blocks(text: str) -> tuple[dict[Any, Any], ...]:
-    if _UNSAFE_RE.search(text):
+    if _unsafe(text):
         raise _Unsure
     src = _Source(text)
     found = []
@@ -93,11 +119,31 @@ def _blocks(text: str) -> tuple[dict[Any, Any], ...]:
                 raise _Unsure
             first = src.next_content(start, i)
             if first < i:
-                if not src.keyed[first] or src.widths[first] != 0:
+                if src.widths[first] != 0 or not src.keyed(first):
                     raise _Unsure  # a top-level list, scalar, flow or indented document
                 found.append(_mapping(src, first, i, 0))
             start = i + 1
     return tuple(found)
+
+
+def _unsafe(text: str) -> bool:
+    """Merge keys, tabs, other line breaks, a byte order mark, an anchor named twice: what the
+    cuts cannot vouch for. Substring tests and isascii scan at C speed; one regex alternation
+    over the text costs ~7x as much."""
+    return (
+        "<<" in text
+        or "\t" in text
+        or "\r" in text
+        or (not text.isascii() and _UNSAFE_RE.search(text) is not None)
+        or ("&" in text and _anchor_twice(text))
+    )
+
+
+def _anchor_twice(text: str) -> bool:
+    """The whole parse refuses a document that names an anchor twice; two blocks that each name
+    it once parse alone. (Anchors in different documents are fine, but rare: parsed whole too.)"""
+    names = _ANCHOR_RE.findall(text)
+    return len(set(names)) < len(names)
 
 
 def _mapping(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
@@ -105,7 +151,7 @@ def _mapping(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
     starts = []
     for i in range(lo, hi):
         width = src.widths[i]
-        if width == indent and src.keyed[i]:
+        if width == indent and src.keyed(i):
             starts.append(i)
         elif 0 <= width < indent:
             raise _Unsure
@@ -132,21 +178,64 @@ def _entry(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
 
 
 def _nested(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any] | None:
-    """`key:` over a block mapping indented deeper: the key, and that mapping cut in turn."""
+    """`key:` over a block mapping indented deeper, or over a block sequence of block mappings:
+    the key, and its value cut in turn."""
     head = src.lines[lo]
-    key_only = _KEY_RE.match(head)
+    key_only = _KEY_RE.match(head, indent)
     if key_only is None or key_only.end() != len(head):
         return None
     first = src.next_content(lo + 1, hi)
-    if first == hi or not src.keyed[first] or src.widths[first] <= indent:
+    if first == hi:
         return None
-    key_text = head + "\n"
-    parsed_key = _LEAVES.get(key_text)
-    if parsed_key is None:
-        parsed_key = _parse(key_text)
-        _LEAVES.put(key_text, parsed_key)
-    key = next(iter(parsed_key))  # `yes:`, `1:`: the loader decides what a key is
-    return {key: _mapping(src, first, hi, src.widths[first])}
+    width = src.widths[first]
+    value: dict[Any, Any] | list[dict[Any, Any]] | None
+    if width > indent and src.keyed(first):
+        value = _mapping(src, first, hi, width)
+    else:  # at `indent` or deeper: _mapping let no shallower line in
+        value = _sequence(src, first, hi, width)
+    if value is None:
+        return None
+    return {_key(head): value}
+
+
+def _key(head: str) -> Any:
+    """The key of a `key:` line: `yes:`, `1:`, the loader decides what a key is."""
+    text = head + "\n"
+    parsed = _LEAVES.get(text)
+    if parsed is None:
+        parsed = _parse(text)
+        _LEAVES.put(text, parsed)
+    return next(iter(parsed))
+
+
+def _sequence(src: _Source, lo: int, hi: int, dash: int) -> list[dict[Any, Any]] | None:
+    """The block sequence whose dashes sit at `dash` in lines lo..hi (line lo is its first item),
+    when each item is a block mapping whose first key follows the dash on its line; else None,
+    before anything is parsed or changed, so that the caller parses the lines as one leaf."""
+    starts = []
+    for i in range(lo, hi):
+        width = src.widths[i]
+        if width == dash:
+            if _ITEM_RE.match(src.lines[i], dash) is None:
+                return None  # a scalar, flow or nested item, a dash alone, a quoted key, ...
+            starts.append(i)
+        elif 0 <= width < dash:
+            return None  # under the sequence's own indentation: not this sequence
+    for i in starts:
+        src.undash(i)
+    ends = [*starts[1:], hi]
+    return [_item(src, start, end, dash + 2) for start, end in zip(starts, ends, strict=True)]
+
+
+def _item(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
+    """One item of a block sequence, its dash read as a space: the block mapping whose keys sit at
+    `indent`, parsed once per distinct text (an unchanged container in a list that changed)."""
+    text = src.text(lo, hi)
+    hit = _LEAVES.get(text)
+    if hit is None:
+        hit = _mapping(src, lo, hi, indent)
+        _LEAVES.put(text, hit)
+    return hit
 
 
 def _parse(text: str) -> dict[Any, Any]:

@@ -5,25 +5,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, NamedTuple
 
 from bot.lru import IdentityMemo
 from bot.manifests import Document
 from checks import qos_memo
 from checks.containers import render_workloads
 from checks.qos_class import PodQoS, QoSClass
-from checks.qos_memo import memo_pod_qos
+from checks.qos_memo import computed_qos, memo_pod_qos
+from checks.qos_pod import BadQuantity
 
 # A render's pods are found once per render (the check and its JSON data both ask), each pod's class
 # once per distinct resources (checks/qos_memo.py).
 _BY_RENDER: IdentityMemo[tuple[Document, ...], dict[str, PodView]] = IdentityMemo(64)
 
 
-@dataclass(frozen=True)
-class PodView:
-    """One workload's pod template at one side, with its class."""
+class PodView(NamedTuple):
+    """One workload's pod template at one side, with its class. A NamedTuple: a review makes one
+    per pod per render, and a frozen dataclass's __init__ cost more than finding the class."""
 
     doc: Document
-    qos: PodQoS
+    spec: Mapping[str, Any]
+    # Computed for the same resources, maybe under other names: see qos_memo.computed_qos.
+    computed: PodQoS
 
     @property
     def key(self) -> str:
@@ -31,7 +35,16 @@ class PodView:
 
     @property
     def qos_class(self) -> QoSClass:
-        return self.qos.qos_class
+        return self.computed.qos_class
+
+    @property
+    def qos(self) -> PodQoS:
+        """The class with its causes and bad quantities naming this pod's containers."""
+        return memo_pod_qos(self.spec)
+
+    @property
+    def bad_quantities(self) -> tuple[BadQuantity, ...]:
+        return self.qos.bad_quantities if self.computed.bad_quantities else ()
 
     @property
     def signature(self) -> tuple[str, frozenset[str]]:
@@ -59,13 +72,14 @@ class Change:
         return view.key
 
 
-def pods(docs: Iterable[Document]) -> dict[str, PodView]:
-    """Every pod-carrying workload of a render, by key (the last wins if a render repeats a key)."""
-    return dict(_BY_RENDER.get_or_make(tuple(docs), _pod_views))
+def pods(docs: Iterable[Document]) -> Mapping[str, PodView]:
+    """Every pod-carrying workload of a render, by key (the last wins if a render repeats a key).
+    Remembered per render, so read-only."""
+    return _BY_RENDER.get_or_make(docs if isinstance(docs, tuple) else tuple(docs), _pod_views)
 
 
 def _pod_views(docs: tuple[Document, ...]) -> dict[str, PodView]:
-    return {doc.key: PodView(doc, memo_pod_qos(spec)) for doc, spec in render_workloads(docs)}
+    return {doc.key: PodView(doc, spec, computed_qos(spec)) for doc, spec in render_workloads(docs)}
 
 
 def classify(docs: Iterable[Document]) -> dict[str, str]:

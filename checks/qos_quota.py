@@ -68,6 +68,8 @@ def quotas(docs: Iterable[Document]) -> list[Quota]:
 def quota_gaps(docs: Iterable[Document], pods: Mapping[str, PodView]) -> list[QuotaGap]:
     """Every (pod, container, field) a quota of the pod's namespace requires and the pod lacks."""
     active = quotas(docs)
+    if not active:  # most renders hold no quota: no pod need be looked at
+        return []
     gaps: list[QuotaGap] = []
     for view in pods.values():
         applying = [q for q in active if q.namespace == view.doc.namespace and _applies(q, view)]

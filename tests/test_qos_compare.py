@@ -56,3 +56,28 @@ def test_a_class_computed_for_other_names_is_renamed_exactly(names: list[tuple[s
     specs = [renamed_spec(app, init) for app, init in names]
     assert [memo_pod_qos(s) for s in specs] == [pod_qos(s) for s in specs]
     assert [c.container for c in memo_pod_qos(specs[-1]).causes if c.container is not None]
+
+
+def test_specs_sharing_resources_objects_are_told_apart_by_what_else_they_hold() -> None:
+    # Identical YAML parses to the very same objects, so specs share `resources` mappings; the memo
+    # may find a class by those objects' identity, but only with the same roles around them.
+    clear_memo()
+    full = {"limits": {"cpu": "1", "memory": "1Gi"}}
+    cpu_only = {"requests": {"cpu": "1"}}
+
+    def pod(app: list[Any], init: list[Any], **extra: Any) -> dict[str, Any]:
+        return {"containers": app, "initContainers": init, **extra}
+
+    specs = [
+        pod([{"name": "a", "resources": full}], [{"name": "i", "resources": cpu_only}]),
+        pod(
+            [{"name": "a", "resources": full}],
+            [{"name": "i", "resources": cpu_only, "restartPolicy": "Always"}],
+        ),
+        pod([{"name": "a", "resources": full}, {"name": "i", "resources": cpu_only}], []),
+        pod([{"name": "a", "resources": full}], [], resources=cpu_only),
+        pod([{"name": "a", "resources": full}, "not a container"], []),
+        pod([{"name": "b", "resources": full}], [{"name": "j", "resources": cpu_only}]),
+    ]
+    for _ in range(2):
+        assert [memo_pod_qos(s) for s in specs] == [pod_qos(s) for s in specs]

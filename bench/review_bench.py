@@ -209,7 +209,7 @@ def main() -> None:
         qos_s = qos_alone(result.context)
         print(
             f"qos alone          {qos_s * 1000:8.2f} ms = {qos_s / raw_s:6.1%} of the renders "
-            "(one thread, cold: every pod's class at both sides, the comparison, the JSON data)"
+            "(by itself, memo cleared: every pod's class at both sides, the comparison, the JSON data)"
         )
         print(yaml.safe_dump({"ratio": round(review_s / raw_s, 3)}).strip())
 
@@ -225,9 +225,6 @@ def qos_alone(ctx: Context, rounds: int = 50) -> float:
         clear_memo()
         t0 = time.thread_time()
         for chart in ctx.charts:
-            for rendered in [*chart.base.values(), *chart.head.values()]:
-                if check.prepare is not None:
-                    check.prepare(rendered.documents)
             chart_ctx = ctx.for_chart(chart)
             check.run(chart_ctx)
             if check.chart_data is not None:

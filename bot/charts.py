@@ -6,7 +6,7 @@ import hashlib
 import itertools
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +18,6 @@ from bot.config import Config
 from bot.context import ChartRenders, Rendered, RenderError
 from bot.gitrepo import GitRepo, GitTree
 from bot.manifests import (
-    Document,
     ManifestError,
     parse_rendered,
     pod_templates,
@@ -35,8 +34,6 @@ from bot.render import (
 )
 
 SIDES = ("base", "head")
-# Called with every parsed render in the worker that rendered it (the checks' `prepare`).
-Prepare = Callable[[tuple[Document, ...]], object]
 _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
 
 
@@ -68,7 +65,6 @@ def render_chart(
     repo: GitRepo,
     release: str,
     namespace: str,
-    prepare: Prepare | None = None,
 ) -> ChartResult:
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
@@ -108,7 +104,6 @@ def render_chart(
                 cache,
                 release,
                 namespace,
-                prepare,
             )
     for side, futures in pending.items():
         sides[side].update({name: future.result() for name, future in futures.items()})
@@ -216,7 +211,6 @@ def render_profile(
     cache: RenderCache,
     release: str,
     namespace: str,
-    prepare: Prepare | None = None,
 ) -> Rendered:
     try:
         values, values_id = profile_values(tree, profile)
@@ -249,8 +243,6 @@ def render_profile(
         return Rendered(
             profile.name, error=RenderError(exc.template, exc.line, str(exc)), values=values
         )
-    # Here, while the other workers render: every check reads a render's pod templates.
+    # Here, while the other workers render: most checks read a render's pod templates.
     pod_templates(docs)
-    if prepare is not None:
-        prepare(docs)
     return Rendered(profile.name, documents=docs, values=values)

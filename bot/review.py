@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,7 +22,6 @@ from bot.context import (
     no_links,
 )
 from bot.gitrepo import GitRepo
-from bot.manifests import Document
 from bot.render import RenderCache, Renderer
 from bot.renderfindings import render_error_entries, render_findings
 from bot.report import ChartSummary, Finding, Report, Severity, sort_findings
@@ -76,11 +74,9 @@ class Timings:
     checks: float = 0.0
     total: float = 0.0
     by_check: dict[str, float] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, check: str, seconds: float) -> None:
-        with self._lock:  # render threads add their checks' preparation time concurrently
-            self.by_check[check] = self.by_check.get(check, 0.0) + seconds
+        self.by_check[check] = self.by_check.get(check, 0.0) + seconds
 
 
 @dataclass(frozen=True)
@@ -173,7 +169,6 @@ class Engine:
         )
         t0 = time.perf_counter()
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
-        prepare = preparer(self.enabled_checks(config, inp.only_checks), self.timings)
         charts = tuple(
             render_chart(
                 s,
@@ -184,7 +179,6 @@ class Engine:
                 self.repo,
                 release,
                 namespace,
-                prepare,
             )
             for s in sources
         )
@@ -271,24 +265,6 @@ class Engine:
             if explanations is not None and check.explain is not None:
                 explanations += check.explain(chart_ctx)
         return found
-
-
-def preparer(
-    checks: Sequence[registry.Check], timings: Timings
-) -> Callable[[tuple[Document, ...]], None]:
-    """One render's preparation for every check that has one (see checks.base.PrepareFn). Its
-    time counts as the check's: work moved into the render threads is still the check's cost.
-    Measured as this thread's CPU time, since beside the other render threads wall time would
-    also count the waits for the interpreter lock."""
-    prepares = [(c.name, c.prepare) for c in checks if c.prepare is not None]
-
-    def prepare(docs: tuple[Document, ...]) -> None:
-        for name, prepare_one in prepares:
-            started = time.thread_time()
-            prepare_one(docs)
-            timings.add(name, time.thread_time() - started)
-
-    return prepare
 
 
 def apply_overrides(findings: Sequence[Finding], config: Config) -> list[Finding]:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.context import Context
-from bot.manifests import Document
 from bot.report import Finding
 
 RunFn = Callable[[Context], list[Finding]]
@@ -16,9 +15,6 @@ ChartDataFn = Callable[[Context], Mapping[str, Any]]
 SectionFn = Callable[[Sequence[Finding], Mapping[str, Mapping[str, Any]]], str]
 # Lines for `chart-review review --explain`: what the check considered and why it did not report it.
 ExplainFn = Callable[[Context], list[str]]
-# What `run` reads from one render, worked out (and remembered) as soon as the render is parsed, in
-# the worker that rendered it: beside the other renders rather than after them all.
-PrepareFn = Callable[[tuple[Document, ...]], object]
 
 
 @dataclass(frozen=True)
@@ -30,4 +26,3 @@ class Check:
     chart_data: ChartDataFn | None = None
     section: SectionFn | None = None
     explain: ExplainFn | None = None
-    prepare: PrepareFn | None = None

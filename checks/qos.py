@@ -155,7 +155,4 @@ def explain(ctx: Context) -> list[str]:
     return lines
 
 
-# No `prepare`: finding the pods beside the renders cost more (measured in bench/review_bench.py:
-# ~1.3 ms of render-thread CPU against ~1.0 ms here, with no gain in the review's wall time), since
-# the renders and their parse already keep every core busy.
 CHECK = Check("qos", "QoS classes", run, "chart", chart_data, section, explain)

@@ -208,4 +208,4 @@ def _not_ready_line(tree: Tree, doc: Document) -> int | None:
     return find_line(source, key_pattern("publishNotReadyAddresses")) or kind_line(source, doc.kind)
 
 
-CHECK = Check(NAME, "Selectors", run, "chart", prepare=render_reads)
+CHECK = Check(NAME, "Selectors", run, "chart")

@@ -4,7 +4,8 @@ Three rules keep many deliveries cheap and correct:
 - a job whose head is no longer the PR's head is skipped (ten pushes in a row cost one review);
 - one review per PR at a time (a lease per repository and PR, shared by every worker process);
 - a head already reviewed is not reviewed again for the same kind of event (a redelivered or
-  duplicated `synchronize`), while commands, re-run buttons and re-checks always re-review.
+  duplicated `synchronize`), while edits (base, title, description), commands, re-run buttons and
+  re-checks always re-review.
 """
 
 from __future__ import annotations
@@ -64,9 +65,16 @@ SUPERSEDED = CheckRunOutput(
 )
 
 
+# The events that review a head once: what they ask is "review this head".
+_ONCE_PER_HEAD = frozenset(
+    f"pull_request.{action}" for action in ("opened", "synchronize", "reopened", "ready_for_review")
+)
+
+
 def _forced(reason: str) -> bool:
-    """Plain PR events review a head once; anything a person or a moved branch asked for re-runs."""
-    return not reason.startswith("pull_request.")
+    """An edit changes what the review reads without a new head (a base, a description), and
+    anything else a person or a moved branch asked for re-runs too."""
+    return reason not in _ONCE_PER_HEAD
 
 
 class Worker:

@@ -93,6 +93,28 @@ def test_synchronize_edits_the_summary_and_does_not_repeat_inline_comments(
     assert len(github.review_comments(REPO, 1)) == 1
 
 
+def test_editing_the_description_re_reviews_the_same_head(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario
+) -> None:
+    # The headings check reads the description: a fixed reference must turn the run green
+    # without a push.
+    pr = github.state.pulls[(REPO, 1)]
+    github.update_pull(pr, body=f'Keeps "ROLLBACK ON THE DEGRADED PATH" in {TEMPLATE} as it is.')
+    _open(app, scenario)
+    wait_for(lambda: _reviewed(github, scenario.head), what="the first review")
+    assert _conclusions(github, scenario.head)["chart-review/headings"] == "failure"
+
+    github.update_pull(pr, body="Waits for MySQL before the client starts.")
+    payload = pull_request_event("edited", REPO, scenario.clone_url, 1, scenario.head)
+    payload["changes"] = {"body": {"from": 'Keeps "ROLLBACK ON THE DEGRADED PATH" in ...'}}
+    assert app.deliver("pull_request", payload).status_code == 202
+    wait_for(
+        lambda: _conclusions(github, scenario.head).get("chart-review/headings") == "success",
+        what="the headings run re-run on the same head",
+    )
+    assert len(github.check_runs(REPO, scenario.head)) == len(RUNS)  # edited in place
+
+
 def test_the_same_delivery_twice_is_reviewed_once(
     app: RunningApp, github: FakeGitHub, scenario: Scenario
 ) -> None:

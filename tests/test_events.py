@@ -43,7 +43,8 @@ FIXTURES: list[tuple[str, str, Routed]] = [
         "pull_request",
         Routed(RecheckJob(HELLO, "master", "pull_request.closed", 2, DELIVERY), "queued"),
     ),
-    ("derived/pull_request.edited.json", "pull_request", Routed(None, "ignored: base unchanged")),
+    # GitHub's example edits the title and the description, where the headings check reads
+    ("derived/pull_request.edited.json", "pull_request", review("pull_request.edited")),
     ("issue_comment.created.json", "issue_comment", Routed(None, "ignored: not a pull request")),
     (
         "derived/issue_comment.created.pull_request.json",
@@ -85,9 +86,23 @@ def test_every_example_file_is_covered() -> None:
     assert files - {"manifest.json"} == {name for name, _, _ in FIXTURES}
 
 
-def test_edit_that_changes_the_base_is_reviewed() -> None:
+def edit_changing(*fields: str) -> dict[str, Any]:
     payload = base_changed(load("derived/pull_request.edited.json"))
+    payload["changes"] = {k: v for k, v in payload["changes"].items() if k in fields}
+    return payload
+
+
+@pytest.mark.parametrize("fields", [("base",), ("title",), ("body",), ("base", "body")])
+def test_edit_of_the_base_title_or_description_is_reviewed(fields: tuple[str, ...]) -> None:
+    payload = edit_changing(*fields)
     assert route("pull_request", payload, DELIVERY) == review("pull_request.edited")
+
+
+def test_edit_of_nothing_the_review_reads_is_ignored_with_the_reason() -> None:
+    payload = edit_changing()  # GitHub sends `edited` with empty changes, e.g. for some API edits
+    assert route("pull_request", payload, DELIVERY) == Routed(
+        None, "ignored: neither the base, the title nor the description changed"
+    )
 
 
 def test_draft_pull_requests_are_reviewed_too() -> None:

@@ -81,9 +81,14 @@ def _type_name(kind: type) -> str:
     return _TYPE_NAMES.get(kind, kind.__name__)
 
 
-def _base_changed(payload: Mapping[str, Any]) -> bool:
+# What an edit can change that a review reads: the base (everything), the title and the
+# description (the headings check reads the references in them).
+REVIEWED_EDITS = ("base", "title", "body")
+
+
+def _edit_reviewed(payload: Mapping[str, Any]) -> bool:
     changes = payload.get("changes")
-    return isinstance(changes, Mapping) and changes.get("base") is not None
+    return isinstance(changes, Mapping) and any(changes.get(k) is not None for k in REVIEWED_EDITS)
 
 
 def repo_ref(payload: Mapping[str, Any]) -> RepoRef:
@@ -123,9 +128,8 @@ def route_pull_request(payload: Mapping[str, Any], delivery: str) -> Routed:
         return Routed(job, QUEUED)
     if action not in REVIEW_ACTIONS:
         return ignored("unhandled action")
-    # A title or body edit changes nothing the review reads; a new base changes everything.
-    if action == "edited" and not _base_changed(payload):
-        return ignored("base unchanged")
+    if action == "edited" and not _edit_reviewed(payload):
+        return ignored("neither the base, the title nor the description changed")
     job = ReviewJob(
         repo=repo_ref(payload),
         number=value_at(payload, "pull_request.number", int),

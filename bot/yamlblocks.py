@@ -49,6 +49,10 @@ _UNSAFE_RE = re.compile("[\x85\u2028\u2029\ufeff]")
 # named as the scanner names it. Loosely (in a quoted scalar too): only a name found twice matters.
 _ANCHOR_RE = re.compile(r"(?:^|[-?:,\[{]|![^ \n]*) *&([0-9A-Za-z_-]+)", re.MULTILINE)
 _MARKERS = ("---", "...", "%")
+# Deeper than this, the cuts (a few Python frames per level) leave the text to libyaml, which
+# parses without recursing to 1,000 levels: a crafted document must not reach the recursion limit,
+# where its RecursionError would read as invalid YAML. Real manifests nest a dozen or two.
+MAX_DEPTH = 64
 # Text -> the mapping the loader parses it to: entries, items (dash read as a space) and keys.
 _LEAVES: BoundedCache[str, dict[Any, Any]] = BoundedCache(8192)
 
@@ -121,7 +125,7 @@ def _blocks(text: str) -> tuple[dict[Any, Any], ...]:
             if first < i:
                 if src.widths[first] != 0 or not src.keyed(first):
                     raise _Unsure  # a top-level list, scalar, flow or indented document
-                found.append(_mapping(src, first, i, 0))
+                found.append(_mapping(src, first, i, 0, 0))
             start = i + 1
     return tuple(found)
 
@@ -146,8 +150,11 @@ def _anchor_twice(text: str) -> bool:
     return len(set(names)) < len(names)
 
 
-def _mapping(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
-    """The block mapping whose keys sit at `indent` in lines lo..hi (line lo is its first key)."""
+def _mapping(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any]:
+    """The block mapping whose keys sit at `indent` in lines lo..hi (line lo is its first key),
+    `depth` levels below its document."""
+    if depth > MAX_DEPTH:
+        raise _Unsure
     starts = []
     for i in range(lo, hi):
         width = src.widths[i]
@@ -159,25 +166,25 @@ def _mapping(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
     for start, end in zip(starts, [*starts[1:], hi], strict=True):
         # Assigning in order keeps a repeated key where it first appeared, with its last value:
         # as the loader does.
-        for key, value in _entry(src, start, end, indent).items():
+        for key, value in _entry(src, start, end, indent, depth).items():
             result[key] = value
     return result
 
 
-def _entry(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
+def _entry(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any]:
     """One entry (or a few, when a line at `indent` starts with something other than a plain key)
     of a block mapping, as the loader parses its text."""
     text = src.text(lo, hi)
     hit = _LEAVES.get(text)
     if hit is None:
-        hit = _nested(src, lo, hi, indent)
+        hit = _nested(src, lo, hi, indent, depth)
         if hit is None:
             hit = _parse(text)
         _LEAVES.put(text, hit)
     return hit
 
 
-def _nested(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any] | None:
+def _nested(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any] | None:
     """`key:` over a block mapping indented deeper, or over a block sequence of block mappings:
     the key, and its value cut in turn."""
     head = src.lines[lo]
@@ -190,9 +197,9 @@ def _nested(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any] | Non
     width = src.widths[first]
     value: dict[Any, Any] | list[dict[Any, Any]] | None
     if width > indent and src.keyed(first):
-        value = _mapping(src, first, hi, width)
+        value = _mapping(src, first, hi, width, depth + 1)
     else:  # at `indent` or deeper: _mapping let no shallower line in
-        value = _sequence(src, first, hi, width)
+        value = _sequence(src, first, hi, width, depth + 1)
     if value is None:
         return None
     return {_key(head): value}
@@ -208,7 +215,7 @@ def _key(head: str) -> Any:
     return next(iter(parsed))
 
 
-def _sequence(src: _Source, lo: int, hi: int, dash: int) -> list[dict[Any, Any]] | None:
+def _sequence(src: _Source, lo: int, hi: int, dash: int, depth: int) -> list[dict[Any, Any]] | None:
     """The block sequence whose dashes sit at `dash` in lines lo..hi (line lo is its first item),
     when each item is a block mapping whose first key follows the dash on its line; else None,
     before anything is parsed or changed, so that the caller parses the lines as one leaf."""
@@ -224,16 +231,18 @@ def _sequence(src: _Source, lo: int, hi: int, dash: int) -> list[dict[Any, Any]]
     for i in starts:
         src.undash(i)
     ends = [*starts[1:], hi]
-    return [_item(src, start, end, dash + 2) for start, end in zip(starts, ends, strict=True)]
+    return [
+        _item(src, start, end, dash + 2, depth) for start, end in zip(starts, ends, strict=True)
+    ]
 
 
-def _item(src: _Source, lo: int, hi: int, indent: int) -> dict[Any, Any]:
+def _item(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any]:
     """One item of a block sequence, its dash read as a space: the block mapping whose keys sit at
     `indent`, parsed once per distinct text (an unchanged container in a list that changed)."""
     text = src.text(lo, hi)
     hit = _LEAVES.get(text)
     if hit is None:
-        hit = _mapping(src, lo, hi, indent)
+        hit = _mapping(src, lo, hi, indent, depth + 1)
         _LEAVES.put(text, hit)
     return hit
 

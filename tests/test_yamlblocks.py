@@ -311,3 +311,17 @@ def test_any_text_parses_as_the_whole_parse(text: str) -> None:
         assert str(found.value) == str(error)
         return
     assert repr(load_mappings(text)) == repr(expected)
+
+
+@pytest.mark.parametrize(
+    ("item", "levels"), [("k{i}:\n", 400), ("- k{i}:\n", 300)], ids=["mappings", "lists"]
+)
+def test_nesting_deeper_than_the_cuts_go_is_parsed_whole_not_refused(
+    item: str, levels: int
+) -> None:
+    # libyaml parses up to 1,000 levels without recursing; cutting these would pass the recursion
+    # limit (a few frames a level), and a RecursionError would read as invalid YAML.
+    yamlblocks.clear_blocks()
+    lines = ["top:\n"] + ["  " * (i + 1) + item.format(i=i) for i in range(levels)]
+    text = "".join(lines) + "  " * (levels + 2) + "leaf: 1\n"
+    assert repr(load_mappings(text)) == repr(whole(text))

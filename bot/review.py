@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import checks as registry
@@ -29,6 +31,10 @@ from bot.report import ChartSummary, Finding, Report, Severity, sort_findings
 # A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
 # need only what is already known run at once, beside the review's own work.
 _GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
+
+log = logging.getLogger(__name__)
+# A check that stopped with an error (see _contained).
+CRASHED = "check-crashed"
 
 
 class ReviewError(Exception):
@@ -253,18 +259,56 @@ class Engine:
         explanations: list[str] | None,
     ) -> list[Finding]:
         if check.scope == "repo":
-            if explanations is not None and check.explain is not None:
-                explanations += check.explain(ctx)
-            return check.run(ctx)
+            return _contained(check, None, partial(_run_one, check, ctx, None, explanations))
         found: list[Finding] = []
         for chart in ctx.charts:
             chart_ctx = ctx.for_chart(chart)
-            found += check.run(chart_ctx)
-            if check.chart_data is not None:
-                chart_data[chart.path].update(check.chart_data(chart_ctx))
-            if explanations is not None and check.explain is not None:
-                explanations += check.explain(chart_ctx)
+            run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
+            found += _contained(check, chart.path, run)
         return found
+
+
+def _run_one(
+    check: registry.Check,
+    ctx: Context,
+    chart_data: dict[str, Any] | None,
+    explanations: list[str] | None,
+) -> list[Finding]:
+    found = check.run(ctx)
+    if chart_data is not None and check.chart_data is not None:
+        chart_data.update(check.chart_data(ctx))
+    if explanations is not None and check.explain is not None:
+        explanations += check.explain(ctx)
+    return found
+
+
+def _contained(
+    check: registry.Check, chart: str | None, run: Callable[[], list[Finding]]
+) -> list[Finding]:
+    """A check that fails with an error (a bug, or a crafted chart that drives it past a limit)
+    costs its own findings for that chart, said as a warning, and nothing else: the other checks
+    and charts are still reviewed, and its check run is not a pass."""
+    try:
+        return run()
+    except Exception as exc:  # noqa: BLE001 - any error of one check must not end the review
+        log.exception("check %s failed on %s", check.name, chart or "the repository")
+        return [crash_finding(check.name, chart, exc)]
+
+
+def crash_finding(check: str, chart: str | None, exc: Exception) -> Finding:
+    where = f" on chart {chart}" if chart else ""
+    reason = f"{type(exc).__name__}: {exc}"
+    reason = reason if len(reason) <= 300 else reason[:297] + "..."
+    return Finding(
+        check=check,
+        severity=Severity.WARNING,
+        rule=CRASHED,
+        chart=chart,
+        title=f"the {check} check could not finish{where}",
+        message=f"The {check} check stopped{where} with {reason}, so what it would have found there "
+        "is missing; the other checks ran. If the chart is valid, this is a bug in chart-review: "
+        "please report it with this message.",
+    )
 
 
 def apply_overrides(findings: Sequence[Finding], config: Config) -> list[Finding]:

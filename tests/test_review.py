@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,8 +10,11 @@ import pytest
 from bot.chartdirs import ChartError
 from bot.config import ConfigError
 from bot.gitrepo import GitRepo
+from bot.markdown import to_markdown
 from bot.render import EmbeddedHelm, RenderCache
+from bot.report import Severity
 from bot.review import Engine, ReviewError, ReviewInput
+from checks import CHECKS, sections
 from tests.charts import chart_files
 from tests.gitbuilder import GitBuilder
 
@@ -235,3 +239,25 @@ def test_config_profiles_add_values_and_flags(repo: GitBuilder) -> None:
     assert set(chart.head) == {"burst", "equal", "inline"}
     assert chart.profiles["equal"].arbitrary_uid is True
     assert chart.head["inline"].values == {"resources": {}}
+
+
+def test_a_check_that_cannot_finish_is_a_warning_and_the_review_goes_on(
+    repo: GitBuilder,
+) -> None:
+    # A crafted chart: a quantity nested ~985 lists deep. libyaml parses it (its limit is 1,000
+    # levels), but walking it takes Python past its recursion limit.
+    deep = "[" * 985 + "]" * 985
+    template = chart_files()["app/templates/deployment.yaml"].replace(
+        "{{- toYaml .Values.resources | nindent 12 }}", f"requests: {{cpu: {deep}}}"
+    )
+    repo.branch("pr").write("app/templates/deployment.yaml", template)
+    repo.write("app/Chart.yaml", chart_files(version="1.0.1")["app/Chart.yaml"]).commit("deep")
+    report, _ = review(repo)
+    crashed = [f for f in report.findings if f.rule == "check-crashed"]
+    assert crashed and {f.severity for f in crashed} == {Severity.WARNING}
+    assert "qos" in {f.check for f in crashed}
+    assert all(f.chart == "app" and "RecursionError" in f.message for f in crashed)
+    assert set(report.checks_run) == {c.name for c in CHECKS}  # every other check still ran
+    markdown = to_markdown(report, sections())
+    assert "The qos check stopped on chart app with RecursionError" in markdown
+    assert json.loads(report.to_json_text())["findings"]

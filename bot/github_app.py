@@ -24,6 +24,9 @@ BOT_SUFFIX = "[bot]"  # an app acts as the user "<slug>[bot]"
 RETRIES = 4  # with RETRY_BACKOFF 0.5 s: waits of 0.5, 1, 2 and 4 s, then the call fails
 RETRY_BACKOFF = 0.5
 MAX_RATE_LIMIT_WAIT = 60.0  # a longer Retry-After fails the call rather than hold a worker
+# Where the App is installed, per repository, is asked with the JWT on every review that links
+# another repository; remembered this long (an installation added meanwhile is seen after it).
+INSTALLATION_TTL = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,11 @@ class _CachedToken:
 
 
 class GitHubApp:
-    def __init__(self, creds: AppCredentials) -> None:
+    def __init__(
+        self, creds: AppCredentials, installation_ttl: timedelta = INSTALLATION_TTL
+    ) -> None:
         self._creds = creds
+        self._installation_ttl = installation_ttl
         self._integration = GithubIntegration(
             auth=Auth.AppAuth(creds.app_id, creds.private_key),
             base_url=creds.api_url,
@@ -70,6 +76,7 @@ class GitHubApp:
         )
         self._lock = threading.Lock()
         self._tokens: dict[int, _CachedToken] = {}
+        self._installations: dict[str, tuple[int | None, datetime]] = {}
         self._login: str | None = None
 
     def __repr__(self) -> str:
@@ -105,6 +112,17 @@ class GitHubApp:
                 del self._tokens[installation_id]
 
     def installation_id(self, full_name: str) -> int | None:
+        """The installation on a repository, None when the App is not installed there."""
+        with self._lock:
+            cached = self._installations.get(full_name)
+        if cached is not None and datetime.now(UTC) < cached[1]:
+            return cached[0]
+        found = self._fetch_installation_id(full_name)
+        with self._lock:
+            self._installations[full_name] = (found, datetime.now(UTC) + self._installation_ttl)
+        return found
+
+    def _fetch_installation_id(self, full_name: str) -> int | None:
         owner, name = full_name.split("/", 1)
         try:
             return int(self._integration.get_repo_installation(owner, name).id)

@@ -97,6 +97,22 @@ def test_installation_id_of_a_repository(app: GitHubApp, fake: FakeGitHub) -> No
     assert app.installation_id("acme/not-installed") is None
 
 
+def test_installation_ids_are_asked_once_in_a_while(app: GitHubApp, fake: FakeGitHub) -> None:
+    fake.add_repo("other/charts", installation_id=7)
+    for _ in range(3):
+        assert app.installation_id("other/charts") == 7
+        assert app.installation_id("acme/not-installed") is None  # not installed: remembered too
+    assert len(fake.calls("GET", "/installation$")) == 2
+
+
+def test_installation_ids_are_asked_again_after_their_time(fake: FakeGitHub) -> None:
+    creds = AppCredentials(fake.app_id, fake.app_private_key, fake.url, 0.0, 0.0)
+    app = GitHubApp(creds, installation_ttl=timedelta(0))
+    fake.add_repo("other/charts", installation_id=7)
+    assert [app.installation_id("other/charts") for _ in range(2)] == [7, 7]
+    assert len(fake.calls("GET", "/installation$")) == 2
+
+
 # Reading
 
 

@@ -11,6 +11,10 @@ from typing import Any
 SCHEMA_VERSION = 1
 
 
+# The rule of the finding that says a check stopped with an error on a chart (bot/review.py).
+CRASHED = "check-crashed"
+
+
 class Severity(StrEnum):
     FAILURE = "failure"
     WARNING = "warning"

@@ -26,15 +26,13 @@ from bot.context import (
 from bot.gitrepo import GitRepo
 from bot.render import RenderCache, Renderer
 from bot.renderfindings import render_error_entries, render_findings
-from bot.report import ChartSummary, Finding, Report, Severity, sort_findings
+from bot.report import CRASHED, ChartSummary, Finding, Report, Severity, sort_findings
 
 # A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
 # need only what is already known run at once, beside the review's own work.
 _GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
 
 log = logging.getLogger(__name__)
-# A check that stopped with an error (see _contained).
-CRASHED = "check-crashed"
 
 
 class ReviewError(Exception):

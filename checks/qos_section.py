@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.report import Finding, icon
+from bot.report import CRASHED, Finding, icon
 
 TABLE_HEAD = "| profile | workload | base | head | why |\n| --- | --- | --- | --- | --- |"
 NO_CHANGES = "No pod changed QoS class."
@@ -27,7 +27,10 @@ def _chart(path: str, findings: Sequence[Finding], data: Mapping[str, Any]) -> s
     rows = [f for f in mine if f.rule in TABLE_RULES and f.subject]
     others = [f for f in mine if f not in rows]
     lines = [f"**{path}**", ""]
-    lines += [TABLE_HEAD, *(_row(f) for f in rows)] if rows else [NO_CHANGES]
+    if rows:
+        lines += [TABLE_HEAD, *(_row(f) for f in rows)]
+    elif not any(f.rule == CRASHED for f in mine):  # a check that did not finish says nothing
+        lines.append(NO_CHANGES)
     unchanged = _unchanged(data)
     if unchanged:
         lines += ["", UNCHANGED.format(counts=unchanged)]

@@ -260,4 +260,5 @@ def test_a_check_that_cannot_finish_is_a_warning_and_the_review_goes_on(
     assert set(report.checks_run) == {c.name for c in CHECKS}  # every other check still ran
     markdown = to_markdown(report, sections())
     assert "The qos check stopped on chart app with RecursionError" in markdown
+    assert "No pod changed QoS class" not in markdown
     assert json.loads(report.to_json_text())["findings"]

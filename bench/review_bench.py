@@ -29,15 +29,18 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.charts import RENDER_WORKERS  # noqa: E402
-from bot.context import Context  # noqa: E402
-from bot.gitrepo import GitRepo  # noqa: E402
+from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
+from bot.engine.context import Context  # noqa: E402
+from bot.engine.manifests import clear_parse_cache  # noqa: E402
+from bot.engine.review import Engine, ReviewInput  # noqa: E402
+from bot.git.repo import GitRepo  # noqa: E402
 from bot.lru import clear_all  # noqa: E402
-from bot.manifests import clear_parse_cache  # noqa: E402
-from bot.render import EmbeddedHelm, RenderCache, Renderer, make_renderer  # noqa: E402
-from bot.review import Engine, ReviewInput  # noqa: E402
+from bot.render.base import Renderer
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm  # noqa: E402
+from bot.render.factory import make_renderer
 from checks import by_name  # noqa: E402
-from checks.qos_compare import clear_memo  # noqa: E402
+from checks.qos.compare import clear_memo  # noqa: E402
 
 PROFILES = ("aks", "bm", "eks", "gke", "oc")
 

@@ -30,9 +30,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.app_harness import pull_request_event, sign, wait_for  # noqa: E402
-from tests.cluster import app_env, cluster  # noqa: E402
-from tests.fakegithub import FakeGitHub  # noqa: E402
+from tests.support.app_harness import pull_request_event, sign, wait_for  # noqa: E402
+from tests.support.cluster import app_env, cluster  # noqa: E402
+from tests.support.fakegithub import FakeGitHub  # noqa: E402
 
 REPO = "acme/load"
 PRS = 50

@@ -21,13 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.app_harness import pull_request_event, wait_for  # noqa: E402
-from tests.app_scenario import RUNS  # noqa: E402
-from tests.charts import chart_files  # noqa: E402
-from tests.cluster import app_env, cluster  # noqa: E402
-from tests.fakegithub import FakeGitHub  # noqa: E402
-from tests.gitbuilder import GitBuilder  # noqa: E402
-from tests.redis_server import redis_server  # noqa: E402
+from tests.support.app_harness import pull_request_event, wait_for  # noqa: E402
+from tests.support.app_scenario import RUNS  # noqa: E402
+from tests.support.charts import chart_files  # noqa: E402
+from tests.support.cluster import app_env, cluster  # noqa: E402
+from tests.support.fakegithub import FakeGitHub  # noqa: E402
+from tests.support.gitbuilder import GitBuilder  # noqa: E402
+from tests.support.redis_server import redis_server  # noqa: E402
 
 REPO = "acme/bench"
 

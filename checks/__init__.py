@@ -11,9 +11,13 @@ into the render threads, cost ~30% more CPU there and saved no wall time."""
 
 from __future__ import annotations
 
-from bot.markdown import Section
-from checks import headings, probes, qos, selectors, uid, version
-from checks.base import Check
+from bot.engine.check import Check
+from bot.engine.markdown import Section
+from checks import uid, version
+from checks.headings import check as headings
+from checks.probes import check as probes
+from checks.qos import check as qos
+from checks.selectors import check as selectors
 
 CHECKS: tuple[Check, ...] = (
     qos.CHECK,

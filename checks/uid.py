@@ -12,17 +12,18 @@ from typing import Any
 
 import yaml
 
-from bot.config import ProfileSpec
-from bot.context import ChartRenders, Context, Rendered, Tree
+from bot.engine.check import Check
+from bot.engine.config import ProfileSpec
+from bot.engine.context import ChartRenders, Context, Rendered
+from bot.engine.manifests import Document
+from bot.engine.report import Finding, Severity
+from bot.engine.yaml.blocks import LOADER
+from bot.engine.yaml.errors import YAML_FAILURES
+from bot.git.objects import Tree
 from bot.lru import BoundedCache
-from bot.manifests import Document
-from bot.report import Finding, Severity
-from bot.yamlblocks import LOADER
-from bot.yamlerrors import YAML_FAILURES
-from checks.base import Check
-from checks.containers import Container, containers, mapping, render_workloads
-from checks.delta import Issue, compare
-from checks.template_lines import block_line, container_line, key_pattern, kind_line
+from checks.kit.containers import Container, containers, mapping, render_workloads
+from checks.kit.delta import Issue, compare
+from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
 
 NAME = "uid"
 PINNED = "pinned-uid"

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.chartfiles import ChartMeta, read_chart_meta
-from bot.context import ChartRenders, Context, OpenPR
-from bot.report import Finding, Severity
-from bot.semver_rules import parse_version
-from bot.version_claims import (
+from bot.engine.chart.files import ChartMeta, read_chart_meta
+from bot.engine.check import Check
+from bot.engine.context import ChartRenders, Context, OpenPR
+from bot.engine.report import Finding, Severity
+from bot.versions.claims import (
     Claim,
     Rival,
     Status,
@@ -27,7 +27,7 @@ from bot.version_claims import (
     verdict,
     version_origin,
 )
-from checks.base import Check
+from bot.versions.semver import parse_version
 
 NAME = "version"
 # How many changed content files a missing-bump message lists before "and N more".

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_scenario import Scenario, build_scenario
-from tests.fakegithub import FakeGitHub
+from tests.support.app_scenario import Scenario, build_scenario
+from tests.support.fakegithub import FakeGitHub
 
 
 @pytest.fixture(scope="session")

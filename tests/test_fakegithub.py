@@ -15,10 +15,10 @@ import httpx
 import pytest
 from starlette.routing import Match
 
-from tests.fakegithub import NO_THROTTLE, ChangedFile, FakeGitHub, make_app_key
-from tests.fakegithub.openapi_check import response_problem, spec_document
-from tests.fakegithub.server import build_app
-from tests.fakegithub.state import GitHubState, now
+from tests.support.fakegithub import NO_THROTTLE, ChangedFile, FakeGitHub, make_app_key
+from tests.support.fakegithub.openapi_check import response_problem, spec_document
+from tests.support.fakegithub.server import build_app
+from tests.support.fakegithub.state import GitHubState, now
 
 REPO = "acme/charts"
 HEAD, BASE, DEVELOP_HEAD = "a" * 40, "b" * 40, "c" * 40

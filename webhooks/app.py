@@ -17,11 +17,11 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from bot.jobspec import Job, JobQueue
-from bot.logs import configure_logging, log_context, redact
-from bot.metrics import CONTENT_TYPE, Metrics
-from bot.queue import HueyJobQueue
-from bot.settings import Settings, SettingsError
+from bot.app.jobspec import Job, JobQueue
+from bot.app.logs import configure_logging, log_context, redact
+from bot.app.metrics import CONTENT_TYPE, Metrics
+from bot.app.queue import HueyJobQueue
+from bot.app.settings import Settings, SettingsError
 from webhooks.events import PONG, PayloadError, Routed, route
 from webhooks.signature import SIGNATURE_HEADER, verify_signature
 

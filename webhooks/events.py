@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from bot.jobspec import Command, CommandJob, Job, RecheckJob, RepoRef, ReviewJob
+from bot.app.jobspec import Command, CommandJob, Job, RecheckJob, RepoRef, ReviewJob
 
 # A command is the comment's whole first line, Prow-style: anchored at the start, nothing after the
 # optional sub-command but whitespace. "/chart-review please" or "/chart-review-foo" is prose.

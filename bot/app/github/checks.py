@@ -1,0 +1,107 @@
+"""Check runs over the REST API: start a review's runs, then complete each with its output.
+
+PyGithub's `CheckRun.edit` needs the run fetched first and `Commit.get_check_runs` the commit;
+these calls go straight to the requester by run id, one request each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+from datetime import UTC, datetime
+from typing import Any
+
+from github.Requester import Requester
+
+from bot.app.publish import ANNOTATIONS_PER_REQUEST, CheckRunOutput
+
+IN_PROGRESS, COMPLETED = "in_progress", "completed"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def find_run(
+    requester: Requester, repo_url: str, head_sha: str, name: str, app_id: int
+) -> int | None:
+    """The latest run of this app named `name` on `head_sha`, if any."""
+    _, data = requester.requestJsonAndCheck(
+        "GET",
+        f"{repo_url}/commits/{head_sha}/check-runs",
+        parameters={"check_name": name, "app_id": app_id, "filter": "latest"},
+    )
+    runs = [r for r in data["check_runs"] if r["name"] == name and r["app"]["id"] == app_id]
+    return max((r["id"] for r in runs), default=None)
+
+
+def unfinished_runs(requester: Requester, repo_url: str, head_sha: str, app_id: int) -> list[int]:
+    """This app's runs on `head_sha` still in progress (left so by a worker that died)."""
+    _, data = requester.requestJsonAndCheck(
+        "GET",
+        f"{repo_url}/commits/{head_sha}/check-runs",
+        parameters={"app_id": app_id, "status": IN_PROGRESS, "per_page": 100},
+    )
+    return [int(r["id"]) for r in data["check_runs"] if r["app"]["id"] == app_id]
+
+
+def start_run(requester: Requester, repo_url: str, head_sha: str, name: str) -> int:
+    body = {"name": name, "head_sha": head_sha, "status": IN_PROGRESS, "started_at": _now()}
+    _, data = requester.requestJsonAndCheck("POST", f"{repo_url}/check-runs", input=body)
+    return int(data["id"])
+
+
+def restart_run(requester: Requester, repo_url: str, run_id: int) -> None:
+    body = {"status": IN_PROGRESS, "started_at": _now()}
+    requester.requestJsonAndCheck("PATCH", f"{repo_url}/check-runs/{run_id}", input=body)
+
+
+def annotation_key(note: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(
+        note.get(k) for k in ("path", "start_line", "end_line", "annotation_level", "message")
+    )
+
+
+def existing_annotations(requester: Requester, repo_url: str, run_id: int) -> set[tuple[Any, ...]]:
+    """What a reused run already carries: GitHub appends annotations and never removes them, so a
+    re-run sends only the ones not there yet."""
+    found: set[tuple[Any, ...]] = set()
+    page = 1
+    while True:
+        _, data = requester.requestJsonAndCheck(
+            "GET",
+            f"{repo_url}/check-runs/{run_id}/annotations",
+            parameters={"per_page": 100, "page": page},
+        )
+        found.update(annotation_key(a) for a in data)
+        if len(data) < 100:
+            return found
+        page += 1
+
+
+def completion_bodies(
+    out: CheckRunOutput, already: Set[tuple[Any, ...]] = frozenset()
+) -> list[dict[str, Any]]:
+    """The PATCH bodies that complete a run: first the annotations, 50 per request (GitHub appends
+    them), and last the conclusion, so that a run never shows a verdict with half its evidence."""
+    notes = [n for n in (a.to_api() for a in out.annotations) if annotation_key(n) not in already]
+    step = ANNOTATIONS_PER_REQUEST
+    bodies: list[dict[str, Any]] = [
+        {"output": {"title": out.title, "summary": out.summary, "annotations": notes[i : i + step]}}
+        for i in range(0, len(notes), step)
+    ]
+    final: dict[str, Any] = {"title": out.title, "summary": out.summary}
+    if out.text:
+        final["text"] = out.text
+    bodies.append(
+        {"status": COMPLETED, "conclusion": out.conclusion, "completed_at": _now(), "output": final}
+    )
+    return bodies
+
+
+def patch_run(requester: Requester, repo_url: str, run_id: int, body: dict[str, Any]) -> None:
+    requester.requestJsonAndCheck("PATCH", f"{repo_url}/check-runs/{run_id}", input=body)
+
+
+def unique(names: Sequence[str]) -> list[str]:
+    """Each name once, in order: a name given twice would make two runs race for one id."""
+    return list(dict.fromkeys(names))

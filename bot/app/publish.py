@@ -1,0 +1,226 @@
+"""What GitHub is sent for a report: check runs, the summary comment and inline review comments.
+
+Pure: values in, values out. `bot/github_app.py` sends them; this module decides what they say
+and keeps each within GitHub's limits (tests/fixtures/github/rest-limits.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.engine.markdown import RENDER_SECTION, Section, charts_line, section_markdown, summary_line
+from bot.engine.report import Finding, Report, Severity, headline, icon
+
+CHECK_RUN_PREFIX = "chart-review/"
+RENDER_CHECK = RENDER_SECTION.name
+MAX_OUTPUT_CHARS = 65535  # output.summary and output.text, each (checks/create)
+ANNOTATIONS_PER_REQUEST = 50  # output.annotations per create or update (checks/update)
+MAX_ANNOTATION_TITLE = 255
+MAX_ANNOTATION_MESSAGE_BYTES = 64 * 1024
+MAX_COMMENT_CHARS = 65536  # issue and review comment bodies
+SUMMARY_MARKER = "<!-- chart-review:summary -->"  # finds the sticky comment again; invisible
+CUT_NOTE = "\n\n… {cut:,} more characters cut; run `chart-review review` for the full report"
+KEY_FAILURES_PER_CHECK = 3
+KEY_FAILURE_CHARS = 100
+ELLIPSIS = "…"
+
+SUCCESS, NEUTRAL, FAILURE = "success", "neutral", "failure"
+
+
+@dataclass(frozen=True)
+class Annotation:
+    path: str
+    start_line: int
+    end_line: int
+    level: Severity  # GitHub's annotation_level names are the severities' own
+    title: str
+    message: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "annotation_level": str(self.level),
+            "title": self.title,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class CheckRunOutput:
+    name: str  # the full run name, `chart-review/<check>`
+    conclusion: str
+    title: str
+    summary: str
+    text: str
+    annotations: tuple[Annotation, ...] = ()
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    path: str
+    line: int
+    body: str
+
+
+def run_name(check: str) -> str:
+    return check if check.startswith(CHECK_RUN_PREFIX) else CHECK_RUN_PREFIX + check
+
+
+def fit(text: str, limit: int) -> str:
+    """`text` within `limit` characters; when cut, a closing note says how much went."""
+    if len(text) <= limit:
+        return text
+    # The note for the whole text is at least as long as the note for any smaller cut.
+    room = limit - len(CUT_NOTE.format(cut=len(text)))
+    kept = text[:room]
+    newline = kept.rfind("\n")
+    if newline > room // 2:  # end on a whole line, so a table row or sentence is not halved
+        kept = kept[:newline]
+    return kept + CUT_NOTE.format(cut=len(text) - len(kept))
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - len(ELLIPSIS)] + ELLIPSIS
+
+
+def _clip_bytes(text: str, limit: int) -> str:
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    room = limit - len(ELLIPSIS.encode())
+    return data[:room].decode(errors="ignore") + ELLIPSIS
+
+
+def conclusion(findings: Iterable[Finding]) -> str:
+    """Warnings do not fail a required check; notices alone are a success."""
+    severities = {f.severity for f in findings}
+    if Severity.FAILURE in severities:
+        return FAILURE
+    return NEUTRAL if Severity.WARNING in severities else SUCCESS
+
+
+def _where(f: Finding) -> str:
+    parts = [f"chart `{f.chart}`" if f.chart else "", f"profile `{f.profile}`" if f.profile else ""]
+    parts.append(f"`{f.subject}`" if f.subject else "")
+    return ", ".join(p for p in parts if p)
+
+
+def annotation(f: Finding) -> Annotation | None:
+    if not f.path or not f.line:
+        return None
+    where = _where(f)
+    message = f"{f.message}\n\n({where})" if where else f.message
+    return Annotation(
+        path=f.path,
+        start_line=f.line,
+        end_line=f.line,
+        level=f.severity,
+        title=_clip(f.title, MAX_ANNOTATION_TITLE),
+        message=_clip_bytes(message or f.title, MAX_ANNOTATION_MESSAGE_BYTES),
+    )
+
+
+def _details(findings: Sequence[Finding]) -> str:
+    """Each finding's whole message; the section's table flattens them into one cell."""
+    blocks = []
+    for f in findings:
+        where = _where(f)
+        place = f" — `{f.path}:{f.line}`" if f.path and f.line else ""
+        heading = f"#### {icon(f.severity)} {f.title}{place}"
+        blocks.append("\n\n".join(p for p in (heading, where, f.message) if p))
+    return "\n\n".join(blocks)
+
+
+def _output(section: Section, report: Report) -> CheckRunOutput:
+    findings = report.findings_for(section.name)
+    notes = (annotation(f) for f in findings)
+    return CheckRunOutput(
+        name=run_name(section.name),
+        conclusion=conclusion(findings),
+        title=headline(findings),
+        summary=fit(section_markdown(section, report), MAX_OUTPUT_CHARS),
+        text=fit(_details(findings), MAX_OUTPUT_CHARS),
+        annotations=tuple(n for n in notes if n is not None),
+    )
+
+
+def _families(report: Report, sections: Sequence[Section]) -> list[Section]:
+    """The report's check families in the order they ran, then rendering when it found
+    something: a render run that always said "success" would only be noise."""
+    known = {s.name: s for s in sections}
+    families = [known.get(name, Section(name, name)) for name in report.checks_run]
+    if report.findings_for(RENDER_CHECK) and RENDER_CHECK not in report.checks_run:
+        families.append(RENDER_SECTION)
+    return families
+
+
+def check_run_outputs(report: Report, sections: Sequence[Section]) -> list[CheckRunOutput]:
+    return [_output(section, report) for section in _families(report, sections)]
+
+
+def failed_output(name: str, reason: str) -> CheckRunOutput:
+    """For a job that crashed: neutral, so no run stays in progress and none claims success."""
+    return CheckRunOutput(
+        name=run_name(name),
+        conclusion=NEUTRAL,
+        title="could not complete",
+        summary=fit(
+            f"could not complete: {reason}; will retry on the next event", MAX_OUTPUT_CHARS
+        ),
+        text="",
+    )
+
+
+def _check_line(section: Section, report: Report) -> str:
+    findings = report.findings_for(section.name)
+    worst = min((f.severity for f in findings), key=lambda s: s.rank, default=None)
+    mark = icon(worst) if worst in (Severity.FAILURE, Severity.WARNING) else "✅"
+    line = f"- {mark} {section.title} (`{run_name(section.name)}`): {headline(findings)}"
+    failures = [f.title for f in findings if f.severity is Severity.FAILURE]
+    if failures:
+        shown = "; ".join(_clip(t, KEY_FAILURE_CHARS) for t in failures[:KEY_FAILURES_PER_CHECK])
+        more = len(failures) - KEY_FAILURES_PER_CHECK
+        line += f" — {shown}" + (f"; and {more} more" if more > 0 else "")
+    return line
+
+
+def summary_comment(report: Report, sections: Sequence[Section]) -> str:
+    head = [
+        SUMMARY_MARKER,
+        f"## {summary_line(report)}",
+        f"Compared `{report.base[:12]}` → `{report.head[:12]}`.",
+        charts_line(report),
+    ]
+    checks = [_check_line(s, report) for s in _families(report, sections)]
+    footer = "Details and annotations are in each `chart-review/…` check run."
+    text = "\n\n".join([*head, "\n".join(checks), footer]) + "\n"
+    return fit(text, MAX_COMMENT_CHARS)
+
+
+def inline_body(f: Finding) -> str:
+    where = _where(f)
+    parts = [f"{icon(f.severity)} **{f.title}**", f.message, f"<sub>{where}</sub>" if where else ""]
+    return fit("\n\n".join(p for p in parts if p), MAX_COMMENT_CHARS)
+
+
+def inline_comments(
+    report: Report,
+    changed_lines: Mapping[str, frozenset[int]],
+    already: Iterable[tuple[str, int, str]],
+) -> list[InlineComment]:
+    """Comments on the lines the PR added or changed at head only (elsewhere a finding is an
+    annotation); never one equal to a comment already posted, so re-runs do not repeat."""
+    seen = set(already)
+    comments = []
+    for f in report.findings:
+        if not f.path or not f.line or f.line not in changed_lines.get(f.path, frozenset()):
+            continue
+        key = (f.path, f.line, inline_body(f))
+        if key not in seen:
+            seen.add(key)
+            comments.append(InlineComment(*key))
+    return comments

@@ -1,0 +1,159 @@
+"""The durable queue between the webhook receiver and the workers (huey), and delivery dedupe.
+
+SqliteHuey under DATA_DIR when REDIS_URL is unset (one machine, nothing to install); RedisHuey when
+it is set (any number of `chart-review worker` processes). Jobs travel as plain dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from huey import Huey, RedisHuey, SqliteHuey
+from huey.exceptions import RetryTask
+
+from bot.app.jobspec import Job, job_from_dict, job_to_dict
+from bot.app.settings import Settings
+from bot.app.store import Lease, RedisStore, SqliteStore, Store
+
+log = logging.getLogger(__name__)
+
+QUEUE_NAME = "chart-review"
+# GitHub lets an operator redeliver a delivery for three days; remember ids a little longer.
+DELIVERY_TTL = 4 * 24 * 3600.0
+# A claim that was never confirmed (the process died between claiming and enqueueing) lapses after
+# this long, so GitHub's redelivery of that delivery is not dropped as a duplicate.
+CLAIM_TTL = 60.0
+
+# A running job's heartbeat: a worker that stops beating for this long is taken for dead.
+HEARTBEAT_TTL = 15.0
+JOURNAL_TTL = 24 * 3600.0
+RUNNING, ALIVE = "running:", "alive:"
+REAP_INTERVAL = 5.0
+
+Handler = Callable[[Job], None]
+
+
+class Busy(Exception):
+    """The job cannot run yet (its PR is being reviewed by another worker): run it again later."""
+
+    def __init__(self, reason: str, delay: float = 1.0) -> None:
+        super().__init__(reason)
+        self.delay = delay
+
+
+def open_store(settings: Settings) -> Store:
+    if settings.redis_url:
+        return RedisStore(settings.redis_url)
+    return SqliteStore(settings.data_dir / "state.db")
+
+
+def make_huey(settings: Settings) -> Huey:
+    if settings.redis_url:
+        return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return SqliteHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.db"), results=False)
+
+
+class HueyJobQueue:
+    """Implements bot.jobspec.JobQueue. `handler` is set in processes that run jobs."""
+
+    def __init__(self, huey: Huey, store: Store, handler: Handler | None = None) -> None:
+        self.huey = huey
+        self.store = store
+        self.handler = handler
+        self._task = huey.task(name="run_job")(self._execute)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, handler: Handler | None = None) -> HueyJobQueue:
+        return cls(make_huey(settings), open_store(settings), handler)
+
+    def _execute(self, data: dict[str, Any]) -> None:
+        if self.handler is None:
+            raise RuntimeError("this process only enqueues; run `chart-review worker`")
+        run_id = str(data.get("id") or uuid.uuid4().hex)
+        # Both huey backends hand a job to one consumer and forget it. The journal remembers it
+        # while it runs, so that if this process dies (SIGKILL, OOM, a lost machine) another
+        # worker's reaper puts it back once the heartbeat stops.
+        alive = Lease(self.store, f"{ALIVE}{run_id}", HEARTBEAT_TTL)
+        alive.acquire()
+        self.store.put(f"{RUNNING}{run_id}", JOURNAL_TTL, json.dumps(data))
+        try:
+            self.handler(job_from_dict(data))
+        except Busy as busy:
+            raise RetryTask(str(busy), delay=busy.delay) from None
+        finally:
+            self.store.release(f"{RUNNING}{run_id}")
+            alive.release()
+
+    def recover(self) -> int:
+        """Re-enqueue the jobs whose worker died mid-run; returns how many."""
+        recovered = 0
+        for key in self.store.scan(RUNNING):
+            run_id = key[len(RUNNING) :]
+            if self.store.exists(f"{ALIVE}{run_id}"):
+                continue
+            if not self.store.claim(f"reap:{run_id}", JOURNAL_TTL):
+                continue  # another reaper took it
+            raw = self.store.get(key)
+            self.store.release(key)
+            if raw is not None:
+                log.warning("re-queueing job %s: its worker stopped mid-run", run_id)
+                self._task({**json.loads(raw), "recovered": True})
+                recovered += 1
+        return recovered
+
+    def submit(self, delivery_id: str, event: str, job: Job | None) -> bool:
+        key = f"delivery:{delivery_id}"
+        if not self.store.claim(key, CLAIM_TTL):
+            return False
+        try:
+            if job is not None:
+                self.enqueue(job)
+        except Exception:
+            self.store.release(key)  # let GitHub's redelivery try again
+            raise
+        self.store.put(key, DELIVERY_TTL)
+        return True
+
+    def enqueue(self, job: Job) -> None:
+        self._task({**job_to_dict(job), "id": uuid.uuid4().hex})
+
+    def health(self) -> str | None:
+        if reason := self.store.ping():
+            return reason
+        try:
+            self.huey.pending_count()
+        except Exception as exc:
+            return f"queue: {type(exc).__name__}: {exc}".split(" @")[0]
+        return None
+
+    def depth(self) -> int:
+        return int(self.huey.pending_count())
+
+
+class Reaper:
+    """Runs `queue.recover()` every few seconds beside a consumer."""
+
+    def __init__(self, queue: HueyJobQueue, interval: float = REAP_INTERVAL) -> None:
+        self.queue, self.interval = queue, interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="reaper", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.queue.recover()
+            except Exception:
+                log.exception("reaper pass failed; trying again")

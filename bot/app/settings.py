@@ -1,0 +1,123 @@
+"""The App's settings, from the environment. Secrets are kept out of reprs, so no log shows them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.render.sandbox import SandboxLimits
+
+DEFAULT_API_URL = "https://api.github.com"
+# GitHub refuses webhook payloads over 25 MB, so a bigger body is not GitHub's.
+MAX_BODY_BYTES = 25 * 1024 * 1024
+
+
+class SettingsError(Exception):
+    """A missing or malformed environment variable; the message names it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path("data")
+    webhook_secret: bytes = field(default=b"", repr=False)
+    app_id: int | None = None
+    private_key: str = field(default="", repr=False)
+    api_url: str = DEFAULT_API_URL
+    redis_url: str | None = field(default=None, repr=False)  # may carry a password
+    workers: int = 2
+    # PyGithub's courtesy spacing between requests; tests against the local fake set both to 0.
+    seconds_between_requests: float = 0.25
+    seconds_between_writes: float = 1.0
+    github_retry_backoff: float = 0.5  # before the first retry of a failed GitHub call; doubles
+    max_body_bytes: int = MAX_BODY_BYTES
+    log_level: str = "INFO"
+    metrics_port: int | None = None  # `chart-review worker` serves /metrics here when set
+    render_limits: SandboxLimits = SandboxLimits()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        return cls(
+            data_dir=Path(env.get("DATA_DIR") or "data"),
+            webhook_secret=env.get("GITHUB_WEBHOOK_SECRET", "").encode(),
+            app_id=_int(env, "GITHUB_APP_ID"),
+            private_key=_private_key(env),
+            api_url=(env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+            redis_url=env.get("REDIS_URL") or None,
+            workers=_int(env, "WORKERS") or 2,
+            seconds_between_requests=_float(env, "GITHUB_SECONDS_BETWEEN_REQUESTS", 0.25),
+            seconds_between_writes=_float(env, "GITHUB_SECONDS_BETWEEN_WRITES", 1.0),
+            github_retry_backoff=_float(env, "GITHUB_RETRY_BACKOFF", 0.5),
+            log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
+            metrics_port=_int(env, "METRICS_PORT"),
+            render_limits=render_limits(env),
+        )
+
+    def require_app(self) -> None:
+        """The worker and the receiver cannot run without these; say which is missing."""
+        missing = [
+            name
+            for name, value in (
+                ("GITHUB_WEBHOOK_SECRET", self.webhook_secret),
+                ("GITHUB_APP_ID", self.app_id),
+                ("GITHUB_PRIVATE_KEY or GITHUB_PRIVATE_KEY_PATH", self.private_key),
+            )
+            if not value
+        ]
+        if missing:
+            raise SettingsError(f"missing environment variable: {', '.join(missing)}")
+
+
+def render_limits(env: Mapping[str, str] | None = None) -> SandboxLimits:
+    """RENDER_TIMEOUT (seconds of wall clock), RENDER_CPU_SECONDS, RENDER_MEMORY_MB: per render."""
+    env = os.environ if env is None else env
+    default = SandboxLimits()
+    wall = _float(env, "RENDER_TIMEOUT", default.wall_seconds)
+    cpu = _int(env, "RENDER_CPU_SECONDS")
+    memory_mb = _int(env, "RENDER_MEMORY_MB")
+    for name, value in (
+        ("RENDER_TIMEOUT", wall),
+        ("RENDER_CPU_SECONDS", cpu),
+        ("RENDER_MEMORY_MB", memory_mb),
+    ):
+        if value is not None and value <= 0:
+            raise SettingsError(f"{name} must be positive, got {value}")
+    return SandboxLimits(
+        wall_seconds=wall,
+        cpu_seconds=default.cpu_seconds if cpu is None else cpu,
+        memory_bytes=default.memory_bytes if memory_mb is None else memory_mb * 2**20,
+    )
+
+
+def _int(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _private_key(env: Mapping[str, str]) -> str:
+    if key := env.get("GITHUB_PRIVATE_KEY", "").strip():
+        # Some platforms cannot hold a multi-line variable and pass the PEM with literal \n.
+        return key.replace("\\n", "\n") + "\n"
+    if path := env.get("GITHUB_PRIVATE_KEY_PATH", "").strip():
+        try:
+            return Path(path).read_text()
+        except OSError as exc:
+            raise SettingsError(f"GITHUB_PRIVATE_KEY_PATH {path}: {exc.strerror}") from None
+    return ""

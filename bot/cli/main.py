@@ -1,0 +1,248 @@
+"""`chart-review`: the command line. Exit 0 no failure, 1 a failure finding, 2 the tool could not run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import checks as registry
+from bot.app.settings import SettingsError, render_limits
+from bot.cli import qos as qos_cli
+from bot.cli import versions as versions_cli
+from bot.cli.links import local_resolver, parse_link
+from bot.cli.open_prs import discover_open_prs
+from bot.engine.chart.selection import ChartError
+from bot.engine.config import ConfigError
+from bot.engine.context import PullRequestInfo
+from bot.engine.markdown import to_markdown
+from bot.engine.review import Engine, ReviewError, ReviewInput
+from bot.git.repo import GitError, GitRepo
+from bot.render.base import RenderFailure
+from bot.render.cache import RenderCache
+from bot.render.factory import make_renderer
+
+EXIT_OK, EXIT_FAILURE, EXIT_ERROR = 0, 1, 2
+PROG = "chart-review"
+
+
+class UsageError(Exception):
+    """Bad arguments: one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def add_review(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "review", help="review a head commit against a base on a local git repository"
+    )
+    p.add_argument("--repo", default=".", help="a git repository, bare or not (default: .)")
+    p.add_argument("--base", required=True, help="the branch or commit the PR targets")
+    p.add_argument("--head", required=True, help="the PR's head branch or commit")
+    p.add_argument(
+        "--chart",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="review only this chart directory (repeatable)",
+    )
+    p.add_argument(
+        "--all-charts",
+        action="store_true",
+        help="review every chart, not only the ones the diff touches",
+    )
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="render only this profile (repeatable)",
+    )
+    p.add_argument(
+        "--develop",
+        help="the integration branch (default: develop if it exists, else the default branch)",
+    )
+    p.add_argument("--release-name", help="release name to render with (default: release)")
+    p.add_argument("--namespace", help="namespace to render into (default: default)")
+    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--cache-dir", metavar="DIR", help="keep renders here between runs")
+    p.add_argument(
+        "--explain", action="store_true", help="also say what the checks considered and left alone"
+    )
+    p.add_argument(
+        "--open-pr",
+        action="append",
+        default=[],
+        metavar="NUMBER=REF",
+        help="another open PR (repeatable); replaces discovery from refs/pull/*/head or branches",
+    )
+    p.add_argument(
+        "--link",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME=PATH[@REF]",
+        help="read repository OWNER/NAME from a local git repository (repeatable)",
+    )
+    p.add_argument("--pr-title", default="", help="the PR's title, for the references it quotes")
+    p.add_argument(
+        "--pr-body", metavar="FILE", help="a file holding the PR's description ('-' for stdin)"
+    )
+    p.set_defaults(func=run_review)
+
+
+def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
+    develop = args.develop or ("develop" if repo.resolve("develop") else repo.default_branch())
+    develop_sha = repo.resolve(develop) if develop else None
+    open_prs = (
+        discover_open_prs(repo, develop_sha, args.open_pr, exclude_head=repo.resolve(args.head))
+        if develop_sha
+        else ()
+    )
+    links = dict((name, (path, ref)) for name, path, ref in (parse_link(arg) for arg in args.link))
+    return ReviewInput(
+        open_prs=open_prs,
+        links=local_resolver(links),
+        pr=PullRequestInfo(title=args.pr_title, body=read_pr_body(args.pr_body)),
+        base=args.base,
+        head=args.head,
+        develop=args.develop,
+        charts=tuple(args.chart),
+        all_charts=args.all_charts,
+        profiles=tuple(args.profile),
+        release_name=args.release_name,
+        namespace=args.namespace,
+    )
+
+
+def read_pr_body(source: str | None) -> str:
+    if source is None:
+        return ""
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(errors="replace")
+    except OSError as exc:
+        raise UsageError(f"--pr-body {source}: {exc.strerror}") from None
+
+
+def run_review(args: argparse.Namespace) -> int:
+    repo = GitRepo(args.repo)
+    cache = RenderCache(Path(args.cache_dir)) if args.cache_dir else RenderCache()
+    engine = Engine(repo, make_renderer(args.renderer, render_limits()), cache)
+    result = engine.review(review_input(args, repo), explain=args.explain)
+    report = result.report
+    text = (
+        report.to_json_text() if args.format == "json" else to_markdown(report, registry.sections())
+    )
+    if args.explain and args.format == "markdown" and result.explanations:
+        text += (
+            "\n### Considered and left alone\n\n"
+            + "\n".join(f"- {line}" for line in result.explanations)
+            + "\n"
+        )
+    write_output(text, args.output)
+    return EXIT_FAILURE if report.failed else EXIT_OK
+
+
+def write_output(text: str, output: str | None) -> None:
+    if output:
+        try:
+            Path(output).write_text(text)
+        except OSError as exc:
+            raise UsageError(f"--output {output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def add_demo(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo", help="build a throwaway repository from examples/ and review its PRs"
+    )
+    p.add_argument("--keep", metavar="DIR", help="build the demo repository here and keep it")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.set_defaults(func=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from bot.cli.demo import run
+
+    return run(keep=args.keep, fmt=args.format, sections=registry.sections())
+
+
+def add_app(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve", help="run the GitHub App: webhook receiver and, by default, a worker"
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="only receive webhooks; `chart-review worker` processes run the jobs",
+    )
+    p.set_defaults(func=run_serve)
+    w = sub.add_parser("worker", help="run queued reviews (beside `serve --no-worker`)")
+    w.set_defaults(func=run_worker)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    # Imported here: the App's stack (FastAPI, PyGithub, huey) is not needed to review locally.
+    from bot.cli.serve import serve
+
+    return serve(args.host, args.port, with_worker=not args.no_worker)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from bot.cli.serve import worker
+
+    return worker()
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_review(sub)
+    qos_cli.add_parser(sub)
+    versions_cli.add_parser(sub)
+    add_demo(sub)
+    add_app(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except (
+        UsageError,
+        ReviewError,
+        ChartError,
+        ConfigError,
+        GitError,
+        RenderFailure,
+        SettingsError,
+        ValueError,
+    ) as exc:
+        return fail(str(exc))
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""A chart's files as a release sees them: its `Chart.yaml` metadata, which files are its packaged
+content, and where the charts of a repository are. Pure functions over a `Tree`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import yaml
+
+from bot.engine.yaml.errors import YAML_FAILURES
+from bot.git.objects import Tree
+
+CHART_FILE = "Chart.yaml"
+HELMIGNORE = ".helmignore"
+# Files that never reach a chart's consumers, or that only describe it: changing them alone needs no
+# new version. Globs are relative to the chart directory; one without a slash matches at any depth.
+DEFAULT_IGNORE = ("ci/**", "tests/**", "*.md")
+VERSION_LINE_RE = re.compile(r"""^["']?version["']?[ \t]*:""", re.MULTILINE)
+
+_Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # every scalar a string: `1.10` stays 1.10
+
+
+@dataclass(frozen=True)
+class ChartMeta:
+    """`Chart.yaml` at one commit. `error` says why a field could not be read."""
+
+    path: str  # the chart directory
+    name: str | None = None
+    version: str | None = None
+    app_version: str | None = None
+    version_line: int | None = None
+    error: str | None = None
+
+    @property
+    def file(self) -> str:
+        return chart_file(self.path)
+
+
+def chart_file(chart_path: str) -> str:
+    return f"{chart_path.rstrip('/')}/{CHART_FILE}" if chart_path not in ("", ".") else CHART_FILE
+
+
+def in_chart(path: str, chart_path: str) -> bool:
+    return chart_path in ("", ".") or path.startswith(chart_path.rstrip("/") + "/")
+
+
+def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
+    """The chart's metadata at `tree`, or None when the chart has no `Chart.yaml` there."""
+    path = chart_file(chart_path)
+    text = tree.text(path)
+    if text is None:
+        return None
+    match = VERSION_LINE_RE.search(text)
+    line = text.count("\n", 0, match.start()) + 1 if match else None
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a base loader builds only strings
+    except YAML_FAILURES as exc:
+        return ChartMeta(chart_path, version_line=line, error=f"{path} is not valid YAML: {exc}")
+    if not isinstance(data, dict):
+        return ChartMeta(chart_path, version_line=line, error=f"{path}: expected a mapping")
+    return ChartMeta(
+        chart_path,
+        name=_scalar(data.get("name")),
+        version=_scalar(data.get("version")),
+        app_version=_scalar(data.get("appVersion")),
+        version_line=line,
+    )
+
+
+def _scalar(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def all_chart_dirs(paths: Sequence[str]) -> list[str]:
+    """Directories holding a Chart.yaml, without subcharts vendored under another chart's `charts/`."""
+    dirs = sorted(
+        {
+            p[: -len("/Chart.yaml")] if "/" in p else "."
+            for p in paths
+            if p == "Chart.yaml" or p.endswith("/Chart.yaml")
+        }
+    )
+    return [
+        d
+        for d in dirs
+        if not any(
+            d.startswith(f"{o}/charts/") or (o == "." and d.startswith("charts/"))
+            for o in dirs
+            if o != d
+        )
+    ]
+
+
+def find_charts(tree: Tree) -> tuple[str, ...]:
+    """Every chart directory in `tree`, without the subcharts vendored inside another chart."""
+    return tuple(all_chart_dirs(tree.paths()))
+
+
+# -- which changed files are the chart's content --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PathRule:
+    """One gitignore-style pattern, as `.helmignore` and `version.ignore` write them."""
+
+    regex: re.Pattern[str]
+    anchored: bool  # has a slash: matched from the chart directory, else against each name
+    dir_only: bool  # ends in a slash: matches directories only
+    negate: bool
+
+
+def parse_rules(patterns: Iterable[str]) -> tuple[PathRule, ...]:
+    rules = []
+    for raw in patterns:
+        pattern = raw.strip()
+        if not pattern or pattern.startswith("#"):
+            continue
+        negate = pattern.startswith("!")
+        pattern = pattern.removeprefix("!")
+        dir_only = pattern.endswith("/")
+        pattern = pattern.strip("/") if pattern != "/" else ""
+        if pattern:
+            anchored = "/" in pattern or raw.strip().lstrip("!").startswith("/")
+            rules.append(PathRule(_glob_regex(pattern), anchored, dir_only, negate))
+    return tuple(rules)
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def ignored(relative: str, rules: Sequence[PathRule]) -> bool:
+    """Whether `relative` (a path inside the chart) is excluded. As Helm walks the chart, an
+    excluded directory is skipped whole: nothing under it comes back, not even by a `!` rule."""
+    parts = relative.split("/")
+    for depth in range(1, len(parts) + 1):
+        is_dir = depth < len(parts)
+        if _excluded("/".join(parts[:depth]), parts[depth - 1], is_dir, rules):
+            return True
+    return False
+
+
+def _excluded(path: str, name: str, is_dir: bool, rules: Sequence[PathRule]) -> bool:
+    result = False
+    for rule in rules:
+        if rule.dir_only and not is_dir:
+            continue
+        if rule.regex.match(path if rule.anchored else name):
+            result = not rule.negate  # the last matching rule decides
+    return result
+
+
+def content_paths(
+    paths: Iterable[str], chart_path: str, ignore: Sequence[str] = (), helmignore: str | None = None
+) -> tuple[str, ...]:
+    """Those of `paths` (repository paths) that are the chart's released content: inside the
+    chart, not `Chart.yaml` itself, not matched by the default or configured ignore globs, not
+    excluded by the chart's `.helmignore`."""
+    prefix = chart_path.rstrip("/") + "/" if chart_path not in ("", ".") else ""
+    globs = parse_rules([*DEFAULT_IGNORE, *ignore])
+    helm = parse_rules((helmignore or "").splitlines())
+    found = []
+    for path in paths:
+        if not path.startswith(prefix):
+            continue
+        relative = path[len(prefix) :]
+        if relative == CHART_FILE or ignored(relative, globs) or ignored(relative, helm):
+            continue
+        found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def changed_paths(base: Tree, head: Tree, chart_path: str) -> tuple[str, ...]:
+    """Files under the chart that differ between two trees (added, removed or modified)."""
+    prefix = chart_path if chart_path not in ("", ".") else ""
+    before, after = set(base.paths(prefix)), set(head.paths(prefix))
+    changed = before ^ after
+    changed.update(p for p in before & after if base.read(p) != head.read(p))
+    return tuple(sorted(changed))

@@ -1,0 +1,179 @@
+"""`.github/chart-review.yml`: schema, defaults, and errors that name the key and line.
+
+Read at the PR's base commit, so a PR cannot switch its own checks off."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.engine.yaml.blocks import LOADER
+from bot.engine.yaml.errors import YAML_FAILURES
+
+CONFIG_PATH = ".github/chart-review.yml"
+# Checks whose options live at the top level of the file rather than under `checks:`.
+TOP_LEVEL_CHECKS = ("version", "probes")
+
+SeverityName = Literal["failure", "warning", "notice"]
+
+
+class ConfigError(Exception):
+    """The config cannot be used. The message names the file, key and line."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProfileSpec(_Strict):
+    """A values profile. Without `values_file` or `values`, an entry only sets flags on a profile that
+    the chart already has (e.g. marks `ci/oc-values.yaml` as `arbitrary_uid`)."""
+
+    name: str
+    chart: str | None = Field(default=None, description="chart directory; all charts when unset")
+    values_file: str | None = Field(default=None, description="repository path of a values file")
+    values: dict[str, Any] | None = None
+    arbitrary_uid: bool = False
+
+    @property
+    def defines_values(self) -> bool:
+        return self.values_file is not None or self.values is not None
+
+
+class CheckConfig(_Strict):
+    enabled: bool = True
+    # One severity for every finding of the check, or a severity per rule.
+    severity: SeverityName | dict[str, SeverityName] | None = None
+    model_config = ConfigDict(extra="allow", frozen=True)  # check-specific options
+
+    def option(self, key: str, default: Any = None) -> Any:
+        extra = self.model_extra or {}
+        return extra.get(key, default)
+
+
+class VersionConfig(CheckConfig):
+    ignore: list[str] = Field(default_factory=list)
+
+
+class ProbesConfig(CheckConfig):
+    forbid: dict[str, list[Literal["liveness", "readiness", "startup"]]] = Field(
+        default_factory=dict
+    )
+
+
+class Config(_Strict):
+    charts: list[str] | None = None
+    develop: str | None = None
+    release_name: str | None = None
+    namespace: str | None = None
+    profiles: list[ProfileSpec] = Field(default_factory=list)
+    checks: dict[str, CheckConfig] = Field(default_factory=dict)
+    version: VersionConfig = Field(default_factory=VersionConfig)
+    probes: ProbesConfig = Field(default_factory=ProbesConfig)
+    release_board: bool = False
+
+    def check(self, name: str) -> CheckConfig:
+        if name == "version":
+            return self.version
+        if name == "probes":
+            return self.probes
+        return self.checks.get(name, CheckConfig())
+
+    def enabled(self, name: str) -> bool:
+        return self.check(name).enabled
+
+    def profiles_for(self, chart: str) -> list[ProfileSpec]:
+        return [p for p in self.profiles if p.chart in (None, chart)]
+
+
+def parse_config(
+    text: str | None, source: str = CONFIG_PATH, known_checks: Collection[str] | None = None
+) -> Config:
+    """Parse config text; None (no file) gives the defaults. With `known_checks`, a `checks:`
+    entry naming no check is an error too (a typo would otherwise switch nothing off)."""
+    if text is None or not text.strip():
+        return Config()
+    try:
+        # libyaml's parser refuses nesting past 1000 levels with a clean error; the pure-Python
+        # composer would recurse into RecursionError, near whose depth even a garbage
+        # collector's finalizer fails.
+        node = yaml.compose(text, Loader=LOADER)
+        data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
+    except YAML_FAILURES as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(
+            f"{source}{where}: not valid YAML: {getattr(exc, 'problem', exc)}"
+        ) from None
+    if data is None:
+        return Config()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source} line 1: expected a mapping of settings, found {_kind(data)}")
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, node, source)) from None
+    _check_names(config, node, source, known_checks)
+    return config
+
+
+def _check_names(
+    config: Config, node: yaml.Node | None, source: str, known: Collection[str] | None
+) -> None:
+    for name in config.checks:
+        line = _line_of(node, ["checks", name])
+        where = f"{source} line {line}" if line else source
+        if name in TOP_LEVEL_CHECKS:
+            raise ConfigError(
+                f"{where}: 'checks.{name}': the {name} check is configured under the top-level "
+                f"'{name}:' key"
+            )
+        if known is not None and name not in known:
+            raise ConfigError(
+                f"{where}: 'checks.{name}': unknown check (one of {', '.join(sorted(known))})"
+            )
+
+
+def _describe(exc: ValidationError, node: yaml.Node | None, source: str) -> str:
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "literal["))]
+    # pydantic appends union-member names to the location; keep only keys that exist in the file.
+    key = ".".join(loc)
+    line = _line_of(node, list(err["loc"]))
+    where = f" line {line}" if line else ""
+    if err["type"] == "extra_forbidden":
+        return f"{source}{where}: unknown key '{key}'"
+    return f"{source}{where}: '{key}': {err['msg']}"
+
+
+def _line_of(node: yaml.Node | None, path: list[Any]) -> int | None:
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(part)), None)
+            key_node = next((k for k, _ in node.value if k.value == str(part)), None)
+            if match is None:
+                return line
+            line = (key_node or match).start_mark.line + 1
+            node = match
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+        ):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _kind(value: Any) -> str:
+    return {
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+    }.get(type(value), type(value).__name__)

@@ -1,0 +1,113 @@
+"""What a check reads. Values only, plus read-only views of git passed in by the engine: a check never
+imports an adapter, so the same check runs from the CLI, the worker and the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.engine.config import Config, ProfileSpec
+from bot.engine.manifests import Document
+from bot.git.objects import ChangedFile, Commit, GitView, Tree
+
+
+@dataclass(frozen=True)
+class OpenPR:
+    """Another open pull request of the same repository (or of a linked one)."""
+
+    number: int
+    head: str  # commit sha
+    ref: str = ""  # branch name, when known
+    base_ref: str = ""  # the branch it targets, when known
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class PullRequestInfo:
+    number: int | None = None
+    title: str = ""
+    body: str = ""
+    commits: tuple[Commit, ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkedRepo:
+    """Another repository a reference names. `git` is None when it cannot be read, with `reason`."""
+
+    name: str
+    git: GitView | None = None
+    develop: str | None = None  # commit sha of its integration branch
+    open_prs: tuple[OpenPR, ...] = ()
+    reason: str = ""
+
+
+class RepoResolver(Protocol):
+    def __call__(self, name: str) -> LinkedRepo: ...
+
+
+def no_links(name: str) -> LinkedRepo:
+    return LinkedRepo(name=name, reason="no access to other repositories was configured")
+
+
+@dataclass(frozen=True)
+class RenderError:
+    template: str | None
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One render of one chart, at one side, for one profile."""
+
+    profile: str
+    documents: tuple[Document, ...] = ()
+    error: RenderError | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)  # what the profile supplies, unmerged
+
+
+@dataclass(frozen=True)
+class ChartRenders:
+    """A chart under review: its renders at base and head per profile (a profile missing from a side
+    was not rendered there: added or removed by the PR)."""
+
+    path: str
+    name: str
+    base: Mapping[str, Rendered]
+    head: Mapping[str, Rendered]
+    profiles: Mapping[str, ProfileSpec] = field(default_factory=dict)
+    exists_at_base: bool = True
+    exists_at_head: bool = True
+
+    def side(self, side: str) -> Mapping[str, Rendered]:
+        return self.base if side == "base" else self.head
+
+
+@dataclass(frozen=True)
+class Context:
+    config: Config
+    git: GitView
+    base: Tree  # the merge base of the PR: what the PR's changes are measured against
+    head: Tree
+    target: Tree  # the tip of the branch the PR targets
+    develop: Tree | None
+    changes: tuple[ChangedFile, ...]
+    charts: tuple[ChartRenders, ...]
+    chart: ChartRenders | None = None  # set for per-chart checks
+    open_prs: tuple[OpenPR, ...] = ()
+    pr: PullRequestInfo = PullRequestInfo()
+    links: RepoResolver = no_links
+    release_name: str = "release"
+    namespace: str = "default"
+
+    def changed(self, path: str) -> ChangedFile | None:
+        for change in self.changes:
+            if change.path == path:
+                return change
+        return None
+
+    def for_chart(self, chart: ChartRenders) -> Context:
+        from dataclasses import replace
+
+        return replace(self, chart=chart)

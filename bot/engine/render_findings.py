@@ -1,0 +1,171 @@
+"""Render failures as findings: the PR's doing (failure), or not (notice), or fixed by it (notice)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from bot.engine.chart.renders import ChartResult
+from bot.engine.context import ChartRenders, RenderError
+from bot.engine.report import Finding, RenderErrorEntry, Severity
+
+CHECK = "render"
+# Addresses and temp paths differ between two renders of the same broken template.
+_VOLATILE_RE = re.compile(r"/tmp/[^\s:)]+|0x[0-9a-f]+")
+
+
+def _same(a: RenderError, b: RenderError) -> bool:
+    return _VOLATILE_RE.sub("", a.message) == _VOLATILE_RE.sub("", b.message)
+
+
+def _where(err: RenderError) -> str:
+    if err.template and err.line:
+        return f"{err.template} line {err.line}"
+    return err.template or "the chart"
+
+
+def render_findings(chart: ChartResult) -> list[Finding]:
+    r = chart.renders
+    refused = chart.refused.get("head")
+    if refused is not None:
+        if chart.refused.get("base") == refused:
+            return [
+                _finding(
+                    r.path,
+                    None,
+                    Severity.NOTICE,
+                    "unsafe-tree",
+                    f"{r.path}: chart tree refused at base and head",
+                    f"{refused} (already so at base, not this PR's doing).",
+                    None,
+                )
+            ]
+        return [
+            _finding(
+                r.path,
+                None,
+                Severity.FAILURE,
+                "unsafe-tree",
+                f"{r.path}: chart tree refused at head",
+                f"{refused}. The chart was not rendered.",
+                None,
+            )
+        ]
+    out: list[Finding] = []
+    for profile in sorted(set(r.base) | set(r.head)):
+        finding = _profile_finding(r, profile)
+        if finding is not None:
+            out.append(finding)
+    return merge_profiles(out)
+
+
+def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:
+    base = r.base[profile].error if profile in r.base else None
+    head = r.head[profile].error if profile in r.head else None
+    if head is not None and base is None:
+        why = "where the base rendered" if profile in r.base else "(a profile this PR adds)"
+        return _finding(
+            r.path,
+            profile,
+            Severity.FAILURE,
+            "head-fails",
+            f"{r.path} fails to render on profile {profile}",
+            f"profile {profile}: the head fails to render {why}: {_where(head)}: {head.message}",
+            head,
+        )
+    if head is not None and base is not None:
+        if _same(base, head):
+            return _finding(
+                r.path,
+                profile,
+                Severity.NOTICE,
+                "fails-both",
+                f"{r.path} fails to render on profile {profile}, at base too",
+                f"profile {profile}: fails at base and head alike, so not this PR's doing: "
+                f"{_where(head)}: {head.message}",
+                head,
+            )
+        return _finding(
+            r.path,
+            profile,
+            Severity.WARNING,
+            "fails-differently",
+            f"{r.path} still fails to render on profile {profile}, differently",
+            f"profile {profile}: the base failed with `{base.message}`; the head fails with "
+            f"{_where(head)}: {head.message}",
+            head,
+        )
+    if base is not None and profile in r.head:
+        return _finding(
+            r.path,
+            profile,
+            Severity.NOTICE,
+            "fixed",
+            f"{r.path} renders again on profile {profile}",
+            f"profile {profile}: the base failed to render ({_where(base)}: {base.message}); "
+            "the head fixes it.",
+            None,
+        )
+    return None
+
+
+def merge_profiles(findings: list[Finding]) -> list[Finding]:
+    """The same failure on several profiles is one finding that names them all."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for f in findings:
+        key = (f.rule, f.severity, f.path, f.line, f.message.split(": ", 1)[-1])
+        groups.setdefault(key, []).append(f)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            out.append(first)
+            continue
+        names = [f.profile or "" for f in group]
+        listed = ", ".join(names)
+        out.append(
+            replace(
+                first,
+                profile=None,
+                subject=listed,
+                title=first.title.replace(f"profile {first.profile}", f"profiles {listed}"),
+                message=first.message.replace(
+                    f"profile {first.profile}:", f"profiles {listed}:", 1
+                ),
+                data={"profiles": names},
+            )
+        )
+    return out
+
+
+def _finding(
+    chart: str,
+    profile: str | None,
+    severity: Severity,
+    rule: str,
+    title: str,
+    message: str,
+    err: RenderError | None,
+) -> Finding:
+    return Finding(
+        check=CHECK,
+        severity=severity,
+        rule=rule,
+        chart=chart,
+        profile=profile,
+        subject=profile,
+        title=title,
+        message=message,
+        path=err.template if err is not None else None,
+        line=err.line if err is not None else None,
+    )
+
+
+def render_error_entries(chart: ChartResult) -> tuple[RenderErrorEntry, ...]:
+    out = []
+    for side in ("base", "head"):
+        for profile, rendered in sorted(chart.renders.side(side).items()):
+            if rendered.error is not None:
+                e = rendered.error
+                out.append(RenderErrorEntry(side, profile, e.template, e.line, e.message))
+    return tuple(out)

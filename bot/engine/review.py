@@ -1,0 +1,320 @@
+"""The engine: a repository, a base and a head → a Report. No GitHub, no HTTP, no queue."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
+
+import checks as registry
+from bot.engine.chart.renders import ChartSource, render_chart
+from bot.engine.chart.selection import chart_dirs, chart_meta
+from bot.engine.config import CONFIG_PATH, Config, parse_config
+from bot.engine.context import Context, OpenPR, PullRequestInfo, RepoResolver, no_links
+from bot.engine.render_findings import render_error_entries, render_findings
+from bot.engine.report import CRASHED, ChartSummary, Finding, Report, Severity, sort_findings
+from bot.git.objects import ChangedFile, Commit
+from bot.git.repo import GitRepo
+from bot.render.base import Renderer
+from bot.render.cache import RenderCache
+
+# A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
+# need only what is already known run at once, beside the review's own work.
+_GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
+
+log = logging.getLogger(__name__)
+
+
+class ReviewError(Exception):
+    """The review could not run at all (unknown ref, unreadable config): exit 2, or a failed job."""
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    base: str  # the branch (or commit) the PR targets
+    head: str
+    develop: str | None = (
+        None  # the integration branch; None → `develop` if it exists, else default
+    )
+    charts: tuple[str, ...] = ()  # only these chart directories; () → the ones the PR touches
+    all_charts: bool = False
+    profiles: tuple[str, ...] = ()  # only these profiles; () → all
+    release_name: str | None = None
+    namespace: str | None = None
+    open_prs: tuple[OpenPR, ...] = ()
+    pr: PullRequestInfo = PullRequestInfo()
+    links: RepoResolver = no_links
+    only_checks: tuple[str, ...] = ()  # () → every enabled check
+
+
+@dataclass(frozen=True)
+class _GitFacts:
+    """What the engine reads from git before rendering; `commits` is still being listed."""
+
+    target: str
+    head: str
+    merge_base: str
+    config: Config
+    develop: str | None
+    changes: tuple[ChangedFile, ...]
+    commits: Future[tuple[Commit, ...]] | None
+
+
+@dataclass
+class Timings:
+    """Where a review's time went, for the benchmark."""
+
+    render: float = 0.0
+    checks: float = 0.0
+    total: float = 0.0
+    by_check: dict[str, float] = field(default_factory=dict)
+
+    def add(self, check: str, seconds: float) -> None:
+        self.by_check[check] = self.by_check.get(check, 0.0) + seconds
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    report: Report
+    context: Context
+    explanations: tuple[str, ...] = ()
+
+
+class Engine:
+    def __init__(self, repo: GitRepo, renderer: Renderer, cache: RenderCache | None = None) -> None:
+        self.repo = repo
+        self.renderer = renderer
+        self.cache = cache if cache is not None else RenderCache()
+        self.timings = Timings()
+
+    def resolve(self, ref: str, what: str) -> str:
+        sha = self.repo.resolve(ref)
+        if sha is None:
+            raise ReviewError(f"{what} '{ref}' is not a commit in {self.repo.path}")
+        return sha
+
+    def _known(self, known: dict[str, str | None], ref: str, what: str) -> str:
+        sha = known.get(ref)
+        if sha is None:
+            raise ReviewError(f"{what} '{ref}' is not a commit in {self.repo.path}")
+        return sha
+
+    def develop_ref(self, requested: str | None, config: Config) -> str | None:
+        found = self._develop(requested, config, {})
+        return found[0] if found else None
+
+    def _develop(
+        self, requested: str | None, config: Config, known: dict[str, str | None]
+    ) -> tuple[str, str] | None:
+        """The integration branch and its commit: the first of the requested one, the configured
+        one, `develop` and the default branch that exists (`known` holds refs already resolved;
+        the default branch is only looked up when no named one exists)."""
+        for ref in (requested, config.develop, "develop"):
+            sha = (known[ref] if ref in known else self.repo.resolve(ref)) if ref else None
+            if ref and sha:
+                return ref, sha
+        default = self.repo.default_branch()
+        sha = self.repo.resolve(default) if default else None
+        if default and sha:
+            return default, sha
+        if requested:
+            raise ReviewError(f"--develop '{requested}' is not a commit in {self.repo.path}")
+        return None
+
+    def _git_facts(self, inp: ReviewInput) -> _GitFacts:
+        # One git call for every ref the review may need: each subprocess costs a millisecond.
+        known = self.repo.resolve_many([inp.base, inp.head, inp.develop or "", "develop"])
+        target = self._known(known, inp.base, "base")
+        head = self._known(known, inp.head, "head")
+        merge_base_f = _GIT_POOL.submit(self.repo.merge_base, target, head)
+        changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
+        listings = [_GIT_POOL.submit(self.repo.listing, head)]  # the charts' files, to render
+        config = self.load_config(target)
+        merge_base = merge_base_f.result() or target
+        if merge_base != target:
+            listings.append(_GIT_POOL.submit(self.repo.listing, merge_base))
+        # Listed while the charts render; a PR's own list (from GitHub) needs no git.
+        commits = (
+            None
+            if inp.pr.commits
+            else _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=250)
+        )
+        found = self._develop(inp.develop, config, known)
+        changes = changes_f.result()
+        if changes is None:  # no merge base, or several: measured against the one chosen above
+            changes = self.repo.changes(merge_base, head)
+        for listing in listings:
+            listing.result()  # read from the cache from here on, never listed twice
+        return _GitFacts(
+            target, head, merge_base, config, found[1] if found else None, changes, commits
+        )
+
+    def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
+        started = time.perf_counter()
+        known = self._git_facts(inp)
+        target, head, merge_base, config = known.target, known.head, known.merge_base, known.config
+        develop, changes = known.develop, known.changes
+        base_tree, head_tree = self.repo.tree(merge_base), self.repo.tree(head)
+        release = inp.release_name or config.release_name or "release"
+        namespace = inp.namespace or config.namespace or "default"
+
+        dirs = chart_dirs(
+            base_tree, head_tree, changes, inp.charts or tuple(config.charts or ()), inp.all_charts
+        )
+        t0 = time.perf_counter()
+        sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
+        charts = tuple(
+            render_chart(
+                s,
+                config,
+                inp.profiles,
+                self.renderer,
+                self.cache,
+                self.repo,
+                release,
+                namespace,
+            )
+            for s in sources
+        )
+        self.timings.render += time.perf_counter() - t0
+
+        ctx = Context(
+            config=config,
+            git=self.repo,
+            base=base_tree,
+            head=head_tree,
+            target=self.repo.tree(target),
+            develop=self.repo.tree(develop) if develop else None,
+            changes=changes,
+            charts=tuple(c.renders for c in charts),
+            open_prs=tuple(p for p in inp.open_prs if p.head != head),
+            pr=inp.pr if known.commits is None else replace(inp.pr, commits=known.commits.result()),
+            links=inp.links,
+            release_name=release,
+            namespace=namespace,
+        )
+        findings: list[Finding] = []
+        for chart in charts:
+            findings += render_findings(chart)
+        chart_data: dict[str, dict[str, Any]] = {c.renders.path: {} for c in charts}
+        explanations: list[str] = []
+        t1 = time.perf_counter()
+        for check in self.enabled_checks(config, inp.only_checks):
+            c0 = time.perf_counter()
+            findings += self.run_check(check, ctx, chart_data, explanations if explain else None)
+            self.timings.add(check.name, time.perf_counter() - c0)
+        self.timings.checks += time.perf_counter() - t1
+
+        summaries = tuple(
+            ChartSummary(
+                path=c.renders.path,
+                name=c.renders.name,
+                version_base=chart_meta(base_tree, c.renders.path).version,
+                version_head=chart_meta(head_tree, c.renders.path).version,
+                profiles=tuple(sorted(set(c.renders.base) | set(c.renders.head))),
+                render_errors=render_error_entries(c),
+                extra=chart_data[c.renders.path],
+            )
+            for c in charts
+        )
+        report = Report(
+            base=merge_base,
+            head=head,
+            target=target,
+            charts=summaries,
+            findings=sort_findings(apply_overrides(findings, config)),
+            checks_run=tuple(c.name for c in self.enabled_checks(config, inp.only_checks)),
+        )
+        self.timings.total += time.perf_counter() - started
+        return ReviewResult(report, ctx, tuple(explanations))
+
+    def load_config(self, commit: str) -> Config:
+        text = self.repo.tree(commit).text(CONFIG_PATH)
+        # ConfigError names the key and line
+        return parse_config(text, known_checks=[c.name for c in registry.CHECKS])
+
+    @staticmethod
+    def enabled_checks(config: Config, only: Sequence[str]) -> list[registry.Check]:
+        return [
+            c for c in registry.CHECKS if config.enabled(c.name) and (not only or c.name in only)
+        ]
+
+    @staticmethod
+    def run_check(
+        check: registry.Check,
+        ctx: Context,
+        chart_data: dict[str, dict[str, Any]],
+        explanations: list[str] | None,
+    ) -> list[Finding]:
+        if check.scope == "repo":
+            return _contained(check, None, partial(_run_one, check, ctx, None, explanations))
+        found: list[Finding] = []
+        for chart in ctx.charts:
+            chart_ctx = ctx.for_chart(chart)
+            run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
+            found += _contained(check, chart.path, run)
+        return found
+
+
+def _run_one(
+    check: registry.Check,
+    ctx: Context,
+    chart_data: dict[str, Any] | None,
+    explanations: list[str] | None,
+) -> list[Finding]:
+    found = check.run(ctx)
+    if chart_data is not None and check.chart_data is not None:
+        chart_data.update(check.chart_data(ctx))
+    if explanations is not None and check.explain is not None:
+        explanations += check.explain(ctx)
+    return found
+
+
+def _contained(
+    check: registry.Check, chart: str | None, run: Callable[[], list[Finding]]
+) -> list[Finding]:
+    """A check that fails with an error (a bug, or a crafted chart that drives it past a limit)
+    costs its own findings for that chart, said as a warning, and nothing else: the other checks
+    and charts are still reviewed, and its check run is not a pass."""
+    try:
+        return run()
+    except Exception as exc:  # noqa: BLE001 - any error of one check must not end the review
+        log.exception("check %s failed on %s", check.name, chart or "the repository")
+        return [crash_finding(check.name, chart, exc)]
+
+
+def crash_finding(check: str, chart: str | None, exc: Exception) -> Finding:
+    where = f" on chart {chart}" if chart else ""
+    reason = f"{type(exc).__name__}: {exc}"
+    reason = reason if len(reason) <= 300 else reason[:297] + "..."
+    return Finding(
+        check=check,
+        severity=Severity.WARNING,
+        rule=CRASHED,
+        chart=chart,
+        title=f"the {check} check could not finish{where}",
+        message=f"The {check} check stopped{where} with {reason}, so what it would have found there "
+        "is missing; the other checks ran. If the chart is valid, this is a bug in chart-review: "
+        "please report it with this message.",
+    )
+
+
+def apply_overrides(findings: Sequence[Finding], config: Config) -> list[Finding]:
+    """Config may set one severity for a check, or one per rule (`checks.qos.severity.downgrade`)."""
+    out = []
+    for f in findings:
+        if f.data.get("preexisting"):
+            # Present at base and head alike: not the PR's doing, so a notice whatever the config.
+            out.append(f)
+            continue
+        override = config.check(f.check).severity
+        if isinstance(override, str):
+            f = f.with_severity(Severity(override))
+        elif isinstance(override, dict) and f.rule in override:
+            f = f.with_severity(Severity(override[f.rule]))
+        out.append(f)
+    return out

@@ -1,0 +1,70 @@
+"""Values and read-only views of git that the engine and the checks read: a tree at a commit, a
+commit, a changed file, and the git queries a check may make. The adapter in `bot/git/repo.py`
+provides them; nothing here runs git."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Tree(Protocol):
+    """The files of a repository at one commit."""
+
+    @property
+    def commit(self) -> str: ...
+
+    def read(self, path: str) -> bytes | None:
+        """The blob at `path`, or None when there is none."""
+        ...
+
+    def text(self, path: str) -> str | None:
+        """The blob at `path` decoded as UTF-8 (undecodable bytes replaced), or None."""
+        ...
+
+    def paths(self, prefix: str = "") -> tuple[str, ...]:
+        """Every file path under `prefix` (a directory; "" for the whole tree), sorted."""
+        ...
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    subject: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """A file the PR changed, against the merge base (three-dot), with the line numbers it added at
+    head and removed at base: what a reviewer sees in GitHub's diff."""
+
+    path: str
+    status: str  # A, M, D, R (renamed: old_path set)
+    old_path: str | None = None
+    added_lines: frozenset[int] = frozenset()
+    removed_lines: frozenset[int] = frozenset()
+
+
+class GitView(Protocol):
+    """Read-only git queries a check may need beyond the trees (merge simulation, tags, history)."""
+
+    def tree(self, commit: str) -> Tree: ...
+
+    def resolve(self, ref: str) -> str | None: ...
+
+    def merge_base(self, a: str, b: str) -> str | None: ...
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+
+    def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
+        """Paths that would conflict if `theirs` were merged into `ours` (`git merge-tree`)."""
+        ...
+
+    def tags(self) -> tuple[str, ...]: ...
+
+    def log(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> tuple[Commit, ...]:
+        """Commits newest first, optionally only those touching `path`."""
+        ...

@@ -1,0 +1,117 @@
+"""What every renderer shares: the `Renderer` protocol, `RenderFailure` and how Helm's messages name
+the template and line, and the values as Helm is handed them."""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import os
+import re
+import tarfile
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+# Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
+# another's YAML is parsed; the sandbox keeps one render process per worker.
+RENDER_WORKERS = max(2, min(4, os.cpu_count() or 2))
+# The archive's top directory (bot.gitrepo.archive): files Helm's loader names are given under it, so
+# they map to the repository like template names do (`<chart>/templates/x.yaml`).
+ARCHIVE_ROOT = "chart"
+# Helm names the template and line in its messages: `(client/templates/x.yaml:12:3)`, `x.yaml:1:13`.
+_TEMPLATE_LINE_RE = re.compile(r"([\w.@+-]+(?:/[\w.@+-]+)*\.(?:ya?ml|tpl|txt|json)):(\d+)")
+# The loader names a file without a line: `cannot load Chart.yaml: ... yaml: line 2: ...`,
+# `decompressed chart file "chart/values.yaml" is larger than ...`.
+_LOAD_FILE_RE = re.compile(r'^cannot load ([^\s:]+):|^decompressed chart file "([^"]+)"')
+_YAML_LINE_RE = re.compile(r"\byaml: line (\d+):")
+
+
+class RenderFailure(Exception):
+    """Helm could not render: `template`/`line` are from Helm's message when it names them.
+    `transient` failures (a wall-clock timeout under load, a kill by the kernel) may not recur, so
+    they are not cached."""
+
+    def __init__(
+        self,
+        message: str,
+        template: str | None = None,
+        line: int | None = None,
+        transient: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.template = template
+        self.line = line
+        self.transient = transient
+
+
+class Renderer(Protocol):
+    version: str
+
+    def render(
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
+    ) -> dict[str, str]:
+        """Render a chart archive (.tgz bytes): template name (`<chart>/templates/x.yaml`) → text.
+        Raises RenderFailure."""
+        ...
+
+
+def values_json(values: Mapping[str, Any]) -> str:
+    """Values as Helm receives them. YAML's timestamps (`date: 2024-01-01`) load as dates, which JSON
+    has not: they go as the ISO text Helm's own YAML reader keeps them as."""
+    return json.dumps(values, default=_iso_text)
+
+
+def _iso_text(value: object) -> str:
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    raise TypeError(f"a values file holds a {type(value).__name__}, which Helm cannot take")
+
+
+def failure_from_message(message: str) -> RenderFailure:
+    first = message.strip()
+    loaded = _LOAD_FILE_RE.search(first)
+    if loaded is not None:
+        name = loaded[1] or loaded[2]
+        if not name.startswith(f"{ARCHIVE_ROOT}/"):
+            name = f"{ARCHIVE_ROOT}/{name}"
+        line = _YAML_LINE_RE.search(first)
+        return RenderFailure(first, name, int(line[1]) if line else None)
+    match = _TEMPLATE_LINE_RE.search(first)
+    if match is None:
+        return RenderFailure(first)
+    return RenderFailure(first, match[1], int(match[2]))
+
+
+def missing_dependencies(metadata: Mapping[str, Any], loaded: list[dict[str, Any]]) -> list[str]:
+    """Dependencies Chart.yaml declares that are not under charts/: `helm template` refuses such a
+    chart (`found in Chart.yaml, but missing in charts/ directory`); the SDK would render without."""
+    present = {d.get("name") for d in loaded}
+    declared = metadata.get("dependencies") or []
+    return [str(d.get("name")) for d in declared if d.get("name") not in present]
+
+
+def dependency_failure(archive: bytes, names: list[str]) -> RenderFailure:
+    line = _declaration_line(archive, names[0])
+    listed = ", ".join(names)
+    return RenderFailure(
+        f"dependency {listed} is declared in Chart.yaml but missing from charts/ "
+        "(`helm dependency build` fetches it; the review renders only what the PR commits)",
+        f"{ARCHIVE_ROOT}/Chart.yaml",
+        line,
+    )
+
+
+def _declaration_line(archive: bytes, name: str) -> int | None:
+    """The line of `name: <dependency>` in the archive's Chart.yaml (only read on this error path)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+            member = tar.extractfile(f"{ARCHIVE_ROOT}/Chart.yaml")
+            text = member.read().decode(errors="replace") if member is not None else ""
+    except (tarfile.TarError, KeyError, OSError):
+        return None
+    pattern = re.compile(rf"^\s*-?\s*name:\s*[\"']?{re.escape(name)}[\"']?\s*$")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.match(line):
+            return number
+    return None

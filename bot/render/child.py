@@ -1,0 +1,130 @@
+"""A render process of the sandbox (bot.sandbox): loads Helm once, then renders request after request
+read from a pipe, each under a CPU-time and an address-space limit of its own.
+
+    python -m bot.render.child REQUEST_FD REPLY_FD CPU_SECONDS MEMORY_BYTES
+
+Wire format, both ways: frames of an 8-byte big-endian length and that many bytes. A request is two
+frames (a JSON header with the release and namespace; the values as JSON; the chart archive); a reply
+is one
+JSON frame, `{"manifests": ...}` or `{"error": {"message", "template", "line"}}`. JSON, not pickle:
+the parent never unpickles what a process running untrusted templates wrote."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import struct
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+_LENGTH = struct.Struct("!Q")
+# Python's own allocations can fail under the address-space limit too; the parent reads this exit.
+EXIT_OUT_OF_MEMORY = 3
+_PARENT_POLL_SECONDS = 1.0
+
+
+def frame(*parts: bytes) -> bytes:
+    return b"".join(_LENGTH.pack(len(part)) + part for part in parts)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int) -> bytes | None:
+    """One frame; None at the end of the stream (the parent closed the pipe or died)."""
+    head = _read_exactly(fd, _LENGTH.size)
+    if head is None:
+        return None
+    return _read_exactly(fd, _LENGTH.unpack(head)[0])
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _set_soft_limit(which: int, soft: int) -> None:
+    # Only the soft limit moves: an unprivileged process can lower its hard limit but never raise it
+    # again, and every render needs a soft limit above the last one.
+    _, hard = resource.getrlimit(which)
+    resource.setrlimit(which, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def limit_next_render(cpu_seconds: int, memory_bytes: int) -> None:
+    """RLIMIT_CPU counts the process's whole life, so this render's budget starts from what is used;
+    the kernel sends SIGXCPU at the soft limit. RLIMIT_AS likewise: the Go runtime reserves ~1.8 GB
+    of address space on load and keeps what its heap grew to, so the budget is on top of that."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _set_soft_limit(resource.RLIMIT_CPU, math.ceil(usage.ru_utime + usage.ru_stime) + cpu_seconds)
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    _set_soft_limit(resource.RLIMIT_AS, pages * os.sysconf("SC_PAGE_SIZE") + memory_bytes)
+
+
+def _watch_parent(parent: int) -> None:
+    """Die with the parent even in the middle of a render. PR_SET_PDEATHSIG would fire when the
+    *thread* that started this process exits, which in a threaded parent is not the parent dying."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _reply(helm: Any, header: bytes, values: bytes, archive: bytes) -> bytes:
+    from bot.render.base import RenderFailure
+
+    request = json.loads(header)
+    try:
+        manifests = helm.render(
+            archive, json.loads(values), request["release"], request["namespace"]
+        )
+    except RenderFailure as failure:
+        error = {"message": failure.message, "template": failure.template, "line": failure.line}
+        return json.dumps({"error": error}).encode()
+    return json.dumps({"manifests": manifests}).encode()
+
+
+def serve(requests: int, replies: int, cpu_seconds: int, memory_bytes: int) -> int:
+    from bot.render.embedded import EmbeddedHelm  # loads Helm's Go runtime, once for every render
+
+    helm = EmbeddedHelm()
+    write_all(replies, frame(json.dumps({"ready": helm.version}).encode()))
+    while True:
+        request = [read_frame(requests) for _ in range(3)]
+        header, values, archive = request
+        if header is None or values is None or archive is None:
+            return 0
+        limit_next_render(cpu_seconds, memory_bytes)
+        try:
+            write_all(replies, frame(_reply(helm, header, values, archive)))
+        except MemoryError:
+            return EXIT_OUT_OF_MEMORY
+
+
+def main(argv: Sequence[str]) -> int:
+    requests, replies, cpu_seconds, memory_bytes = (int(arg) for arg in argv)
+    # SIGXCPU's default action dumps core: a looping template must not fill the disk.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _watch_parent(os.getppid())
+    return serve(requests, replies, cpu_seconds, memory_bytes)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

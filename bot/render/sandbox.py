@@ -1,0 +1,303 @@
+"""Helm in a pool of long-lived render processes, each render under a wall-clock, a CPU-time and a
+memory limit: charts come from untrusted PRs, and a template can loop for ever or build a gigabyte
+string. A process that exceeds a limit is killed (or killed itself) and replaced; the render ends as
+a RenderFailure naming the limit, which the render findings turn into a finding for that side and
+profile.
+
+Processes are started with fork+exec (subprocess), never a bare fork of this threaded process, and
+get only the environment Helm needs: no GitHub key or webhook secret is in reach of a template."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import IO, Any
+
+from bot.render.base import RENDER_WORKERS, RenderFailure, values_json
+from bot.render.child import EXIT_OUT_OF_MEMORY, frame
+
+log = logging.getLogger(__name__)
+
+# Loading Helm takes ~0.2 s; this only bounds a process that cannot start at all.
+STARTUP_SECONDS = 30.0
+_CHUNK = 1 << 20
+_LOG_TAIL = 16384
+# What the Go runtime writes when an allocation or a goroutine stack exceeds what it may have.
+_MEMORY_MARKERS = (b"out of memory", b"stack overflow", b"cannot allocate memory")
+_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per render. `memory_bytes` is the address space a render may add to the loaded engine (the Go
+    runtime alone reserves ~1.8 GB it never touches); a 200-template chart adds ~30 MB and takes
+    ~0.1 s of CPU, so the defaults stop only runaway templates."""
+
+    wall_seconds: float = 60.0
+    cpu_seconds: int = 30
+    memory_bytes: int = 1024 * 1024 * 1024
+
+    @property
+    def time_exceeded(self) -> str:
+        return f"render exceeded its time limit ({self.wall_seconds:g} s of wall-clock time)"
+
+    @property
+    def cpu_exceeded(self) -> str:
+        return f"render exceeded its time limit ({self.cpu_seconds} s of CPU time)"
+
+    @property
+    def memory_exceeded(self) -> str:
+        return f"render exceeded its memory limit ({self.memory_bytes // 2**20} MiB)"
+
+
+class _Stopped(Exception):
+    """The render process is gone or must go; `failure` says why, for the render's finding."""
+
+    def __init__(self, failure: RenderFailure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+def _child_env() -> dict[str, str]:
+    env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "TZ") if key in os.environ}
+    return {
+        **env,
+        "PYTHONPATH": _ROOT,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # The Go runtime's fatal errors (out of memory, stack overflow) without every goroutine's
+        # stack.
+        "GOTRACEBACK": "none",
+        # One core per process: the pool is the parallelism. With a core each, the processes'
+        # garbage collectors fought each other and the reviewing process: ~20% more CPU per render.
+        "GOMAXPROCS": "1",
+    }
+
+
+class RenderProcess:
+    """One render process and its two pipes. Used by one thread at a time (the pool sees to it)."""
+
+    def __init__(self, limits: SandboxLimits) -> None:
+        self.limits = limits
+        child_requests, self._requests = os.pipe()
+        self._replies, child_replies = os.pipe()
+        # Closed in close(): the log lives as long as the process.
+        self._log: IO[bytes] = tempfile.TemporaryFile(prefix="chart-review-render-")  # noqa: SIM115
+        args = [str(child_requests), str(child_replies), str(limits.cpu_seconds)]
+        self.proc = subprocess.Popen(
+            # -P: no current directory on sys.path (the process runs in /).
+            [sys.executable, "-P", "-m", "bot.render.child", *args, str(limits.memory_bytes)],
+            pass_fds=(child_requests, child_replies),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=self._log,
+            env=_child_env(),
+            cwd="/",
+        )
+        os.close(child_requests)
+        os.close(child_replies)
+        os.set_blocking(self._requests, False)
+        self._ready = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def render(self, request: bytes) -> dict[str, Any]:
+        """Raises RenderFailure for a chart error, _Stopped when the process is gone."""
+        if not self._ready:
+            self._receive(time.monotonic() + STARTUP_SECONDS, starting=True)
+            self._ready = True
+        mark = os.fstat(self._log.fileno()).st_size
+        deadline = time.monotonic() + self.limits.wall_seconds
+        self._send(request, deadline, mark)
+        reply = json.loads(self._receive(deadline, mark=mark))
+        if "error" in reply:
+            err = reply["error"]
+            raise RenderFailure(err["message"], err.get("template"), err.get("line"))
+        manifests: dict[str, Any] = reply["manifests"]
+        return manifests
+
+    def _send(self, data: bytes, deadline: float, mark: int) -> None:
+        view = memoryview(data)
+        while view:
+            self._wait(self._requests, deadline, mark, writable=True)
+            try:
+                view = view[os.write(self._requests, view[:_CHUNK]) :]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                raise _Stopped(self._death(mark)) from None
+
+    def _receive(self, deadline: float, mark: int = 0, starting: bool = False) -> bytes:
+        head = self._read(8, deadline, mark, starting)
+        return self._read(int.from_bytes(head, "big"), deadline, mark, starting)
+
+    def _read(self, size: int, deadline: float, mark: int, starting: bool) -> bytes:
+        buffer = bytearray()
+        while len(buffer) < size:
+            self._wait(self._replies, deadline, mark, starting=starting)
+            chunk = os.read(self._replies, min(size - len(buffer), _CHUNK))
+            if not chunk:
+                raise _Stopped(self._death(mark, starting))
+            buffer += chunk
+        return bytes(buffer)
+
+    def _wait(
+        self, fd: int, deadline: float, mark: int, writable: bool = False, starting: bool = False
+    ) -> None:
+        left = max(deadline - time.monotonic(), 0)
+        readable, writable_, _ = select.select(
+            [] if writable else [fd], [fd] if writable else [], [], left
+        )
+        if readable or writable_:
+            return
+        self.kill()
+        if starting:
+            raise _Stopped(RenderFailure(self._not_started(mark), transient=True))
+        # Over the wall clock but not the CPU limit: starved by load, so it may well pass next time.
+        raise _Stopped(RenderFailure(self.limits.time_exceeded, transient=True))
+
+    def _death(self, mark: int, starting: bool = False) -> RenderFailure:
+        """Why the process ended mid-request, from its exit status and what it wrote last."""
+        try:
+            code = self.proc.wait(STARTUP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        tail = os.pread(self._log.fileno(), _LOG_TAIL, mark)
+        if starting:
+            return RenderFailure(self._not_started(mark), transient=True)
+        if code == -signal.SIGXCPU:
+            return RenderFailure(self.limits.cpu_exceeded)
+        if code == EXIT_OUT_OF_MEMORY or any(marker in tail for marker in _MEMORY_MARKERS):
+            return RenderFailure(self.limits.memory_exceeded)
+        if code == -signal.SIGKILL:
+            # Not killed here: the kernel's OOM killer, which depends on the whole machine's load.
+            return RenderFailure(self.limits.memory_exceeded, transient=True)
+        last = tail.decode(errors="replace").strip().splitlines()[:1]
+        log.warning("render process %s ended with %s: %s", self.pid, code, last)
+        return RenderFailure(f"the render process crashed (exit status {code})", transient=True)
+
+    def _not_started(self, mark: int) -> str:
+        tail = os.pread(self._log.fileno(), _LOG_TAIL, mark).decode(errors="replace").strip()
+        log.error("render process %s did not start: %s", self.pid, tail[-2000:])
+        return "the render process did not start (see the bot's log)"
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def close(self, grace: float = 1.0) -> None:
+        """Closing the request pipe ends the process's loop; kill it if it is mid-render."""
+        for fd in (self._requests, self._replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        try:
+            self.proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self._log.close()
+
+
+class SandboxedHelm:
+    """The Renderer protocol over a pool of `workers` render processes, started on first use."""
+
+    def __init__(self, limits: SandboxLimits | None = None, workers: int = RENDER_WORKERS) -> None:
+        self.limits = limits or SandboxLimits()
+        # In the cache key: a render that failed on a limit may pass under another.
+        self.version = (
+            f"helm-python-sdk/{package_version('helm-python-sdk')} sandbox "
+            f"cpu={self.limits.cpu_seconds}s memory={self.limits.memory_bytes}"
+        )
+        self._workers = workers
+        self._idle: list[RenderProcess] = []
+        self._all: set[RenderProcess] = set()
+        self._cond = threading.Condition()
+        self._closed = False
+        # Run at exit too, so no render process outlives the bot.
+        self._finalizer = weakref.finalize(self, _close_all, self._all, self._cond)
+
+    def render(
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
+    ) -> dict[str, str]:
+        header = json.dumps({"release": release, "namespace": namespace})
+        request = frame(header.encode(), values_json(values).encode(), archive)
+        process = self._checkout()
+        healthy = False
+        try:
+            manifests = process.render(request)
+            healthy = True
+            return manifests
+        except RenderFailure:
+            healthy = True
+            raise
+        except _Stopped as stopped:
+            log.warning("render process %s replaced: %s", process.pid, stopped.failure.message)
+            raise stopped.failure from None
+        finally:
+            self._checkin(process, healthy)
+
+    def pids(self) -> list[int]:
+        with self._cond:
+            return sorted(p.pid for p in self._all)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> SandboxedHelm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _checkout(self) -> RenderProcess:
+        with self._cond:
+            while not self._idle and len(self._all) >= self._workers:
+                self._cond.wait()
+            if self._closed:
+                raise RenderFailure("the renderer is shut down", transient=True)
+            while self._idle:
+                process = self._idle.pop()
+                if process.proc.poll() is None:
+                    return process
+                # Ended while idle (killed from outside): not this render's doing, so replaced.
+                self._all.discard(process)
+                process.close(grace=0)
+            process = RenderProcess(self.limits)
+            self._all.add(process)
+            return process
+
+    def _checkin(self, process: RenderProcess, healthy: bool) -> None:
+        if not healthy:
+            process.close(grace=0)
+        with self._cond:
+            if healthy and not self._closed:
+                self._idle.append(process)
+            else:
+                self._all.discard(process)
+            self._cond.notify()
+
+
+def _close_all(processes: set[RenderProcess], cond: threading.Condition) -> None:
+    with cond:
+        doomed = list(processes)
+        processes.clear()
+    for process in doomed:
+        process.close()

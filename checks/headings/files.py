@@ -1,0 +1,75 @@
+"""The files a heading reference can name, read from one tree: which paths a written name may mean,
+and each file's headings, read once per review."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+
+from bot.git.objects import Tree
+from checks.headings.text import Heading, find_headings
+
+# Files larger than this are data, not prose or code a person annotates; skipping them bounds the
+# cost of the whole-tree scan that a removed heading triggers.
+MAX_TEXT_BYTES = 1_000_000
+
+
+def readable_text(tree: Tree, path: str) -> str | None:
+    """The file as text, or None when it is missing, binary (holds a NUL byte) or too large."""
+    data = tree.read(path)
+    if data is None or len(data) > MAX_TEXT_BYTES or b"\0" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def heading_pattern(texts: Iterable[str]) -> re.Pattern[str]:
+    """Matches any of `texts` as whole words, with any whitespace between them."""
+    parts = [r"\s+".join(re.escape(word) for word in text.split()) for text in texts]
+    if not parts:
+        return re.compile(r"(?!)")
+    return re.compile(r"(?<!\w)(?:" + "|".join(sorted(parts, key=len, reverse=True)) + r")(?!\w)")
+
+
+class TreeFiles:
+    """One tree's paths and headings, cached: a review asks of the same files many times."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.paths = frozenset(tree.paths())
+        self._by_basename: dict[str, list[str]] = {}
+        for path in sorted(self.paths):
+            self._by_basename.setdefault(posixpath.basename(path), []).append(path)
+        self._headings: dict[str, tuple[Heading, ...]] = {}
+
+    def candidates(self, name: str, from_path: str | None = None) -> tuple[str, ...]:
+        """The files `name` may mean: the repository path, else the path relative to the file that
+        wrote it, else every file with that basename (or path suffix)."""
+        if name in self.paths:
+            return (name,)
+        if from_path is not None:
+            relative = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), name))
+            if relative in self.paths:
+                return (relative,)
+        if "/" not in name:
+            return tuple(self._by_basename.get(name, ()))
+        return tuple(sorted(p for p in self.paths if p.endswith("/" + name)))
+
+    def headings(self, path: str) -> tuple[Heading, ...]:
+        if path not in self._headings:
+            text = readable_text(self.tree, path)
+            self._headings[path] = find_headings(path, text) if text is not None else ()
+        return self._headings[path]
+
+    def lines_of(self, path: str, text: str, loose: bool = False) -> tuple[str, tuple[int, ...]]:
+        """Where `text` is a heading of `path`: (the heading matched, its lines). A loose quote
+        (bare prose) may carry words around the heading; the longest heading it holds is taken."""
+        headings = self.headings(path)
+        exact = tuple(h.line for h in headings if h.text == text)
+        if exact or not loose:
+            return text, exact
+        inside = [h.text for h in headings if f" {h.text} " in f" {text} "]
+        if not inside:
+            return text, ()
+        best = max(inside, key=len)
+        return best, tuple(h.line for h in headings if h.text == best)

@@ -1,0 +1,299 @@
+"""The `probes` check: a probe that cannot succeed, one the chart forbids, and what a PR changes in
+its probes.
+
+A readiness probe on a port nothing declares keeps the pod out of its Service for ever; a liveness
+or startup probe there restarts it for ever. Which probe kinds a workload may have is a decision
+the config records (`probes.forbid`), e.g. no liveness probe on a service whose restart is costly."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
+from functools import partial
+from typing import Any, NamedTuple
+
+from bot.engine.check import Check
+from bot.engine.context import Context, Rendered
+from bot.engine.manifests import Document
+from bot.engine.report import Finding, Severity
+from bot.git.objects import Tree
+from bot.lru import IdentityMemo
+from checks.kit.containers import Container, pod_containers
+from checks.kit.delta import Issue, changes_only, compare
+from checks.kit.template_lines import container_line, key_pattern, kind_line
+from checks.probes.model import ContainerFacts, Ports, Probe, facts
+
+NAME = "probes"
+PORT, ENV_PORT, FORBIDDEN, CHANGED = "probe-port", "env-port", "forbidden-probe", "probe-changed"
+SEVERITY = {
+    PORT: Severity.FAILURE,
+    ENV_PORT: Severity.WARNING,
+    FORBIDDEN: Severity.FAILURE,
+    CHANGED: Severity.NOTICE,
+}
+CONSEQUENCE = {
+    "readiness": "the pod never becomes Ready",
+    "liveness": "the kubelet restarts the container for ever",
+    "startup": "the kubelet kills the container before it ever starts",
+}
+TITLE_PORT = "{subject}: {who} {kind} probe port {port} is not a containerPort"
+MSG_PORT = (
+    "{subject}: the {kind} probe of {who} checks port {port}, which matches no containerPort "
+    "of {who} (declared: {declared}): it cannot succeed, and {consequence}."
+)
+TITLE_ENV = "{subject}: {who} listens on {env}={value}? its probes check {probe_ports}"
+MSG_ENV = (
+    "{subject}: {who} sets {env}={value}, but its {kinds} port {probe_ports} and no "
+    "containerPort is {value} (declared: {declared}): if the app listens on {env}, the probe "
+    "cannot succeed."
+)
+TITLE_FORBIDDEN = "{subject}: {who} has a {kind} probe, which config forbids"
+MSG_FORBIDDEN = (
+    "{subject}: {who} has a {kind} probe; `probes.forbid` in the config forbids {kind} probes "
+    "on {pattern}."
+)
+TITLE_CHANGED = "{subject}: {who} {kind} probe changed"
+MSG_CHANGED = "{subject}: the {kind} probe of {who} changed: {changes}."
+ARROW = "→"
+
+
+def run(ctx: Context) -> list[Finding]:
+    chart = ctx.chart
+    if chart is None:
+        return []
+    forbid = dict(ctx.config.probes.forbid)
+    base = {p: _issues(ctx.base, r, forbid) for p, r in chart.base.items()}
+    head = {p: _issues(ctx.head, r, forbid) for p, r in chart.head.items()}
+    changed = {
+        p: _changes(ctx.head, chart.base[p], r) for p, r in chart.head.items() if p in chart.base
+    }
+    findings = compare(NAME, chart.path, base, head, SEVERITY)
+    return findings + changes_only(NAME, chart.path, changed, SEVERITY)
+
+
+def _issues(
+    tree: Tree, rendered: Rendered, forbid: Mapping[str, Sequence[str]]
+) -> list[Issue] | None:
+    if rendered.error is not None:
+        return None
+    issues: list[Issue] = []
+    for doc, _, container in pod_containers(rendered.documents):
+        suspect = _suspect(container)
+        issues += [_port_issue(tree, doc, container, suspect, p) for p in suspect.unmatched]
+        if suspect.env_unused:
+            issues += _env_issues(tree, doc, container, suspect)
+        if forbid:
+            issues += _forbidden(tree, doc, container, suspect.facts.probes, forbid)
+    return issues
+
+
+class _Suspect(NamedTuple):
+    """What a container says before a document names it: its probes on ports it does not declare,
+    and its `*_PORT` variables that no probe or containerPort uses."""
+
+    facts: ContainerFacts
+    unmatched: tuple[Probe, ...]
+    checked: Mapping[str, int]  # probe kind -> the port number it checks
+    env_unused: tuple[tuple[str, int], ...]  # sorted by name
+
+
+# A container's verdict is the same in every render that repeats it (the same parsed mapping).
+_SUSPECTS: IdentityMemo[Mapping[str, Any], _Suspect] = IdentityMemo(4096)
+
+
+def _suspect(container: Container) -> _Suspect:
+    return _SUSPECTS.get_or_make(container.body, _judge)
+
+
+def _judge(body: Mapping[str, Any]) -> _Suspect:
+    known = facts(body)
+    declared = known.ports
+    checked = {
+        p.kind: n for p in known.probes if p.handler and (n := declared.resolve(p.port)) is not None
+    }
+    unused = tuple(
+        (env, value)
+        for env, value in sorted(known.env_ports.items())
+        if checked and value not in checked.values() and value not in declared.numbers
+    )
+    return _Suspect(
+        known, tuple(p for p in known.probes if _unmatched(declared, p)), checked, unused
+    )
+
+
+def _unmatched(declared: Ports, probe: Probe) -> bool:
+    return probe.handler in ("httpGet", "tcpSocket", "grpc") and not declared.declares(probe.port)
+
+
+def _port_issue(
+    tree: Tree, doc: Document, container: Container, suspect: _Suspect, probe: Probe
+) -> Issue:
+    fmt = {"subject": doc.key, "who": container.who, "kind": probe.kind, "port": probe.port}
+    return Issue(
+        rule=PORT,
+        subject=doc.key,
+        container=container.name,
+        detail=f"{probe.kind} port {probe.port}",
+        title=TITLE_PORT.format(**fmt),
+        message=MSG_PORT.format(
+            declared=suspect.facts.ports.describe(), consequence=CONSEQUENCE[probe.kind], **fmt
+        ),
+        data={"probe": probe.kind, "port": probe.port},
+        path=doc.template,
+        locate=_locator(tree, doc, container, key_pattern(probe.field)),
+    )
+
+
+def _env_issues(tree: Tree, doc: Document, container: Container, suspect: _Suspect) -> list[Issue]:
+    declared, checked = suspect.facts.ports, suspect.checked
+    issues = []
+    for env, value in suspect.env_unused:
+        probe_ports = "/".join(str(n) for n in sorted(set(checked.values())))
+        fmt = {
+            "subject": doc.key,
+            "who": container.who,
+            "env": env,
+            "value": value,
+            "probe_ports": probe_ports,
+        }
+        issues.append(
+            Issue(
+                rule=ENV_PORT,
+                subject=doc.key,
+                container=container.name,
+                detail=f"{env}={value}",
+                title=TITLE_ENV.format(**fmt),
+                message=MSG_ENV.format(
+                    kinds=_probes_check(list(checked)), declared=declared.describe(), **fmt
+                ),
+                data={"env": env, "value": value, "probe_ports": sorted(set(checked.values()))},
+                path=doc.template,
+                locate=_locator(tree, doc, container, _env_line(env)),
+            )
+        )
+    return issues
+
+
+def _probes_check(kinds: list[str]) -> str:
+    if len(kinds) == 1:
+        return f"{kinds[0]} probe checks"
+    return f"{', '.join(kinds[:-1])} and {kinds[-1]} probes check"
+
+
+def _forbidden(
+    tree: Tree,
+    doc: Document,
+    container: Container,
+    found: Sequence[Probe],
+    forbid: Mapping[str, Sequence[str]],
+) -> list[Issue]:
+    names = (f"{doc.kind}/{doc.name}", doc.key)
+    issues = []
+    for probe in found:
+        pattern = next(
+            (
+                pat
+                for pat, kinds in forbid.items()
+                if probe.kind in kinds and any(fnmatchcase(n, pat) for n in names)
+            ),
+            None,
+        )
+        if pattern is None:
+            continue
+        fmt = {"subject": doc.key, "who": container.who, "kind": probe.kind, "pattern": pattern}
+        issues.append(
+            Issue(
+                rule=FORBIDDEN,
+                subject=doc.key,
+                container=container.name,
+                detail=probe.kind,
+                title=TITLE_FORBIDDEN.format(**fmt),
+                message=MSG_FORBIDDEN.format(**fmt),
+                data={"probe": probe.kind, "pattern": pattern},
+                path=doc.template,
+                locate=_locator(tree, doc, container, key_pattern(probe.field)),
+            )
+        )
+    return issues
+
+
+def _changes(tree: Tree, base: Rendered, head: Rendered) -> list[Issue]:
+    if base.error is not None or head.error is not None:
+        return []
+    before = {
+        (doc.key, c.name, p.kind): p
+        for doc, _, c in pod_containers(base.documents)
+        for p in _suspect(c).facts.probes
+    }
+    issues = []
+    for doc, _, container in pod_containers(head.documents):
+        suspect = _suspect(container)
+        for probe in suspect.facts.probes:
+            old = before.get((doc.key, container.name, probe.kind))
+            if old is None:
+                continue
+            # A probe that cannot succeed is a failure already; its change needs no second line.
+            broken = _unmatched(suspect.facts.ports, probe)
+            changes = [] if broken else _differences(old, probe)
+            if not changes:
+                continue
+            text = "; ".join(changes)
+            fmt = {"subject": doc.key, "who": container.who, "kind": probe.kind}
+            issues.append(
+                Issue(
+                    rule=CHANGED,
+                    subject=doc.key,
+                    container=container.name,
+                    detail=f"{probe.kind}: {text}",
+                    title=TITLE_CHANGED.format(**fmt),
+                    message=MSG_CHANGED.format(changes=text, **fmt),
+                    data={"probe": probe.kind, "changes": changes},
+                    path=doc.template,
+                    locate=_locator(tree, doc, container, key_pattern(probe.field)),
+                )
+            )
+    return issues
+
+
+def _differences(old: Probe, new: Probe) -> list[str]:
+    if (
+        old.handler == new.handler
+        and old.path == new.path
+        and old.port == new.port
+        and old.timeout == new.timeout
+    ):
+        return []  # the common case, without building the descriptions below
+    fields = (
+        ("handler", old.handler, new.handler),
+        ("path", old.path, new.path),
+        ("port", old.port, new.port),
+        ("timeoutSeconds", old.timeout, new.timeout),
+    )
+    return [
+        f"{'' if name == 'handler' else name + ' '}{_shown(old_value)} {ARROW} {_shown(new_value)}"
+        for name, old_value, new_value in fields
+        if old_value != new_value
+    ]
+
+
+def _shown(value: object) -> str:
+    return "(unset)" if value is None else str(value)
+
+
+def _line(tree: Tree, doc: Document, container: Container, *patterns: str) -> int | None:
+    """The first of `patterns` found in the container's block, else its name, else its kind."""
+    source = tree.text(doc.template)
+    return container_line(source, container.name, *patterns) or kind_line(source, doc.kind)
+
+
+def _locator(tree: Tree, doc: Document, container: Container, pattern: str) -> partial[int | None]:
+    """`_line`, for when the issue becomes a finding."""
+    return partial(_line, tree, doc, container, pattern)
+
+
+def _env_line(env: str) -> str:
+    return rf"^\s*(-\s+)?name:\s*[\"']?{re.escape(env)}[\"']?\s*$"
+
+
+CHECK = Check(NAME, "Probes", run, "chart")

@@ -1,0 +1,246 @@
+"""What GitHub is sent for a report: check runs, the summary comment, inline comments."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import checks
+from bot.app.publish import (
+    MAX_ANNOTATION_TITLE,
+    MAX_COMMENT_CHARS,
+    MAX_OUTPUT_CHARS,
+    SUMMARY_MARKER,
+    CheckRunOutput,
+    InlineComment,
+    check_run_outputs,
+    failed_output,
+    fit,
+    inline_comments,
+    summary_comment,
+)
+from bot.engine.markdown import Section
+from bot.engine.report import ChartSummary, Finding, Report, Severity
+
+VALUES = "charts/web/values.yaml"
+SECTIONS = [
+    Section("qos", "QoS"),
+    Section("version", "Chart version"),
+    Section("headings", "Headings"),
+]
+CUT_RE = re.compile(
+    r"\n\n… ([\d,]+) more characters cut; run `chart-review review` for the full report$"
+)
+
+
+def finding(
+    check: str = "qos",
+    severity: Severity = Severity.FAILURE,
+    title: str = "QoS drops to BestEffort",
+    path: str | None = None,
+    line: int | None = None,
+    **extra: Any,
+) -> Finding:
+    return Finding(check, severity, title, "the limits went away", path=path, line=line, **extra)
+
+
+def report(
+    *findings: Finding, checks_run: Sequence[str] = ("qos", "version", "headings")
+) -> Report:
+    chart = ChartSummary("charts/web", "web", "1.0.0", "1.0.1", ("default", "eks"))
+    return Report("b" * 40, "a" * 40, "c" * 40, (chart,), findings, tuple(checks_run))
+
+
+def outputs(rep: Report) -> dict[str, CheckRunOutput]:
+    return {out.name: out for out in check_run_outputs(rep, SECTIONS)}
+
+
+def test_one_run_per_check_family_in_the_order_run() -> None:
+    rep = report(checks_run=("version", "qos", "headings"))
+    assert [o.name for o in check_run_outputs(rep, SECTIONS)] == [
+        "chart-review/version",
+        "chart-review/qos",
+        "chart-review/headings",
+    ]
+
+
+def test_conclusion_and_title_per_family() -> None:
+    rep = report(
+        finding("qos", Severity.FAILURE),
+        finding("qos", Severity.NOTICE, "init container changed"),
+        finding("qos", Severity.NOTICE, "sidecar changed"),
+        finding("version", Severity.WARNING, "appVersion drift"),
+        finding("headings", Severity.NOTICE, "heading moved"),
+    )
+    found = {o.name: (o.conclusion, o.title) for o in check_run_outputs(rep, SECTIONS)}
+    assert found == {
+        "chart-review/qos": ("failure", "1 failure, 2 notices"),
+        "chart-review/version": ("neutral", "1 warning"),
+        "chart-review/headings": ("success", "1 notice"),
+    }
+
+
+def test_a_family_without_findings_succeeds_with_its_section_as_summary() -> None:
+    out = outputs(report())["chart-review/version"]
+    assert (out.conclusion, out.title, out.summary, out.text) == (
+        "success",
+        "no findings",
+        "### Chart version: no findings",
+        "",
+    )
+    assert out.annotations == ()
+
+
+def test_render_run_only_when_rendering_found_something() -> None:
+    assert "chart-review/render" not in outputs(report(finding("qos")))
+    failed = report(finding("render", title="template failed", path="charts/web/templates/a.yaml"))
+    render = outputs(failed)["chart-review/render"]
+    assert (render.conclusion, render.title) == ("failure", "1 failure")
+    assert render.summary.startswith("### Rendering: 1 failure\n\n| |")
+    assert list(outputs(failed))[-1] == "chart-review/render"
+
+
+def test_annotations_only_for_findings_with_path_and_line() -> None:
+    rep = report(
+        finding(path=VALUES, line=12, profile="eks", subject="Deployment/web"),
+        finding(severity=Severity.WARNING, title="no line", path=VALUES),
+        finding(severity=Severity.NOTICE, title="nowhere"),
+    )
+    [note] = outputs(rep)["chart-review/qos"].annotations
+    assert note.to_api() == {
+        "path": VALUES,
+        "start_line": 12,
+        "end_line": 12,
+        "annotation_level": "failure",
+        "title": "QoS drops to BestEffort",
+        "message": "the limits went away\n\n(profile `eks`, `Deployment/web`)",
+    }
+
+
+def test_annotation_level_follows_severity_and_title_is_trimmed() -> None:
+    rep = report(
+        finding(severity=Severity.WARNING, title="w" * 300, path=VALUES, line=1),
+        finding(severity=Severity.NOTICE, path=VALUES, line=2),
+    )
+    warning, notice = outputs(rep)["chart-review/qos"].annotations
+    assert (warning.level, notice.level) == (Severity.WARNING, Severity.NOTICE)
+    assert [n.to_api()["annotation_level"] for n in (warning, notice)] == ["warning", "notice"]
+    assert len(warning.title) == MAX_ANNOTATION_TITLE
+    assert warning.title == "w" * (MAX_ANNOTATION_TITLE - 1) + "…"
+
+
+def test_text_holds_each_finding_whole() -> None:
+    rep = report(finding(path=VALUES, line=3, chart="charts/web", profile="eks"))
+    assert outputs(rep)["chart-review/qos"].text == (
+        f"#### ❌ QoS drops to BestEffort — `{VALUES}:3`\n\n"
+        "chart `charts/web`, profile `eks`\n\n"
+        "the limits went away"
+    )
+
+
+def _long_body(findings: Sequence[Finding], data: Mapping[str, Mapping[str, Any]]) -> str:
+    return "\n".join(f"| row {i} | {'x' * 90} |" for i in range(1000))
+
+
+def test_summary_over_the_limit_is_cut_with_a_note_of_how_much() -> None:
+    sections = [Section("qos", "QoS", _long_body)]
+    full = "### QoS: 1 failure\n\n" + _long_body([], {})
+    [out] = check_run_outputs(report(finding(), checks_run=("qos",)), sections)
+
+    assert len(full) > MAX_OUTPUT_CHARS
+    assert len(out.summary) <= MAX_OUTPUT_CHARS
+    cut = CUT_RE.search(out.summary)
+    assert cut is not None
+    kept = out.summary[: cut.start()]
+    assert full.startswith(kept) and kept.endswith("|")  # whole rows only
+    assert int(cut.group(1).replace(",", "")) == len(full) - len(kept)
+
+
+def test_fit_leaves_short_text_alone_and_cuts_to_exactly_the_limit() -> None:
+    assert fit("short", 10) == "short"
+    cut = fit("y" * 200_000, MAX_OUTPUT_CHARS)
+    note = CUT_RE.search(cut)
+    assert note is not None and len(cut) == MAX_OUTPUT_CHARS
+    assert int(note.group(1).replace(",", "")) == 200_000 - note.start()
+
+
+def test_failed_output_is_neutral_and_says_it_will_retry() -> None:
+    assert failed_output("chart-review/qos", "helm crashed") == CheckRunOutput(
+        name="chart-review/qos",
+        conclusion="neutral",
+        title="could not complete",
+        summary="could not complete: helm crashed; will retry on the next event",
+        text="",
+    )
+    assert failed_output("version", "x").name == "chart-review/version"
+
+
+def test_summary_comment_lists_every_check_with_its_headline() -> None:
+    rep = report(
+        *(finding(title=f"pod {n} drops") for n in range(5)),
+        finding("version", Severity.WARNING, "appVersion drift"),
+    )
+    assert summary_comment(rep, SECTIONS) == (
+        f"{SUMMARY_MARKER}\n\n"
+        "## ❌ chart-review: 5 failures, 1 warning\n\n"
+        f"Compared `{'b' * 12}` → `{'a' * 12}`.\n\n"
+        "Charts: `charts/web` (1.0.0 → 1.0.1; profiles default, eks)\n\n"
+        "- ❌ QoS (`chart-review/qos`): 5 failures — pod 0 drops; pod 1 drops; pod 2 drops; "
+        "and 2 more\n"
+        "- ⚠️ Chart version (`chart-review/version`): 1 warning\n"
+        "- ✅ Headings (`chart-review/headings`): no findings\n\n"
+        "Details and annotations are in each `chart-review/…` check run.\n"
+    )
+
+
+def test_summary_comment_passes_with_notices_and_names_the_render_run() -> None:
+    rep = report(finding(severity=Severity.NOTICE), finding("render", Severity.WARNING, "t"))
+    text = summary_comment(rep, checks.sections())
+    assert text.splitlines()[2] == "## ✅ chart-review: 1 warning, 1 notice"
+    assert "- ✅ QoS classes (`chart-review/qos`): 1 notice\n" in text
+    assert "- ⚠️ Rendering (`chart-review/render`): 1 warning\n" in text
+
+
+def test_summary_comment_stays_within_the_comment_limit() -> None:
+    many = [finding(title="t" * 500) for _ in range(10)]
+    checks_run = [f"check{i}" for i in range(2000)]
+    rep = report(*many, checks_run=checks_run)
+    text = summary_comment(rep, SECTIONS)
+    assert len(text) <= MAX_COMMENT_CHARS
+    assert text.startswith(SUMMARY_MARKER)
+    assert CUT_RE.search(text)
+
+
+CHANGED = {VALUES: frozenset({3, 4}), "charts/web/Chart.yaml": frozenset({5})}
+
+
+def test_inline_comments_only_on_changed_lines() -> None:
+    rep = report(
+        finding(path=VALUES, line=3, profile="eks", subject="Deployment/web"),
+        finding(severity=Severity.WARNING, title="outside", path=VALUES, line=40),
+        finding(severity=Severity.NOTICE, title="no line", path=VALUES),
+        finding(title="other file", path="charts/web/templates/x.yaml", line=3),
+    )
+    assert inline_comments(rep, CHANGED, already=[]) == [
+        InlineComment(
+            VALUES,
+            3,
+            "❌ **QoS drops to BestEffort**\n\nthe limits went away\n\n"
+            "<sub>profile `eks`, `Deployment/web`</sub>",
+        )
+    ]
+
+
+def test_inline_comments_dedupe_within_the_report_and_against_posted() -> None:
+    same = finding(path=VALUES, line=4)
+    other = finding(
+        severity=Severity.WARNING, title="chart bump", path="charts/web/Chart.yaml", line=5
+    )
+    rep = report(same, same, other)
+    first = inline_comments(rep, CHANGED, already=[])
+    assert [(c.path, c.line) for c in first] == [(VALUES, 4), ("charts/web/Chart.yaml", 5)]
+
+    posted = [(c.path, c.line, c.body) for c in first[:1]]
+    assert inline_comments(rep, CHANGED, already=posted) == first[1:]
+    assert inline_comments(rep, CHANGED, already=[(c.path, c.line, c.body) for c in first]) == []

@@ -1,0 +1,208 @@
+"""What a heading is and what a reference is: checks/heading_text.py and checks/heading_refs.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.headings.refs import FileRef, Reference, file_units, prose_units, references
+from checks.headings.text import Heading, comment_bodies, comment_heading, find_headings
+
+
+def heading_of(line: str) -> str | None:
+    [body] = comment_bodies(line)
+    return None if body is None else comment_heading(body)
+
+
+@pytest.mark.parametrize(
+    ("line", "heading"),
+    [
+        (
+            "# READINESS ONLY — no livenessProbe AND no startupProbe, deliberately.",
+            "READINESS ONLY",
+        ),
+        (
+            "    # ROLLBACK ON THE DEGRADED PATH — recorded decision, backend#1922.",
+            "ROLLBACK ON THE DEGRADED PATH",
+        ),
+        ("## STRICTLY NON-MUTATING. Reads the cluster, never writes.", "STRICTLY NON-MUTATING"),
+        ("// WHY THIS EXISTS", "WHY THIS EXISTS"),
+        ("-- MIGRATION ORDER MATTERS: run after 0042_users.sql", "MIGRATION ORDER MATTERS"),
+        ("# HPA V2 ONLY -- the v1 API is gone", "HPA V2 ONLY"),
+        ("# NO `helm.sh/hook` ON MIGRATIONS, ever", "NO `helm.sh/hook` ON MIGRATIONS"),
+        ("# KEEP   IN    SYNC with values.yaml", "KEEP IN SYNC"),
+        ("# === RELEASE GATES ===", "RELEASE GATES"),
+        ("#   SINGLE REPLICA—by design", "SINGLE REPLICA"),
+    ],
+)
+def test_comment_headings(line: str, heading: str) -> None:
+    assert heading_of(line) == heading
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# TODO fix this",
+        "# NOTE: x",
+        "# IMPORTANT",
+        "# IMPORTANT: read this first",
+        "# DO IT",  # two words, but too few capitals to be a heading
+        "# Readiness only",
+        "#!/usr/bin/env bash",
+        "# -- The image tag (helm-docs)",
+        "replicas: 3  # SINGLE REPLICA ONLY",  # a trailing comment is not a comment line
+        "--namespace PROD CLUSTER",  # a command-line flag, not an SQL comment
+        "---",
+    ],
+)
+def test_not_headings(line: str) -> None:
+    assert heading_of(line) is None
+
+
+def test_helm_and_html_block_comments() -> None:
+    text = "\n".join(
+        [
+            "{{/*",
+            "WHY THIS EXISTS — the chart's service account is shared",
+            "  * PAIRED WITH THE TEST in tests/deployment_test.yaml",
+            "*/}}",
+            "{{- /* READINESS ONLY */ -}}",
+            "<!-- KEEP THIS TABLE SORTED -->",
+            "<!--",
+            "ORDERING MATTERS HERE",
+            "-->",
+            "# not a comment heading: plain YAML below",
+            "kind: Deployment",
+        ]
+    )
+    assert find_headings("templates/_helpers.tpl", text) == (
+        Heading("WHY THIS EXISTS", 2),
+        Heading("PAIRED WITH THE TEST", 3),
+        Heading("READINESS ONLY", 5),
+        Heading("KEEP THIS TABLE SORTED", 6),
+        Heading("ORDERING MATTERS HERE", 8),
+    )
+
+
+def test_markdown_atx_and_setext_headings_of_any_case() -> None:
+    text = "\n".join(
+        [
+            "# Upgrading   from v1",
+            "",
+            "Some text.",
+            "Rollback notes",
+            "==============",
+            "",
+            "```bash",
+            "# SHELL COMMENT HEADING",
+            "# plain shell comment",
+            "```",
+            "- a list item",
+            "---",
+            "## Known issues ##",
+            "<!-- GENERATED SECTION BELOW -->",
+        ]
+    )
+    assert find_headings("docs/UPGRADE.md", text) == (
+        Heading("Upgrading from v1", 1),
+        Heading("Rollback notes", 4),
+        Heading("SHELL COMMENT HEADING", 8),
+        Heading("Known issues", 13),
+        Heading("GENERATED SECTION BELOW", 14),
+    )
+
+
+def refs(text: str) -> list[Reference]:
+    return [r for unit in prose_units(text) for r in references(unit, lambda f: True)]
+
+
+def local(path: str) -> FileRef:
+    return FileRef(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "file"),
+    [
+        (
+            "the heading ROLLBACK ON THE DEGRADED PATH appears once, in "
+            "client/templates/jobs-manager-deployment.yaml, which is the precise file",
+            "ROLLBACK ON THE DEGRADED PATH",
+            local("client/templates/jobs-manager-deployment.yaml"),
+        ),
+        ('see "READINESS ONLY" in values.yaml', "READINESS ONLY", local("values.yaml")),
+        ("the `READINESS ONLY` note in values.yaml", "READINESS ONLY", local("values.yaml")),
+        (
+            "assess.sh says STRICTLY NON-MUTATING, and this branch mutates",
+            "STRICTLY NON-MUTATING",
+            local("assess.sh"),
+        ),
+        ("WHY THIS EXISTS (templates/sa.yaml)", "WHY THIS EXISTS", local("templates/sa.yaml")),
+        ("docs/UPGRADE.md § Upgrading from v1", "Upgrading from v1", local("docs/UPGRADE.md")),
+        (
+            'the "Known issues" section of README.md',
+            "Known issues",
+            local("README.md"),
+        ),
+        (
+            "acme/backend:deploy/jobs.yaml § “ROLLBACK ON THE DEGRADED PATH”",
+            "ROLLBACK ON THE DEGRADED PATH",
+            FileRef("deploy/jobs.yaml", "acme/backend"),
+        ),
+        (
+            "https://github.com/acme/backend/blob/develop/deploy/jobs.yaml says "
+            "'ROLLBACK ON THE DEGRADED PATH'",
+            "ROLLBACK ON THE DEGRADED PATH",
+            FileRef("deploy/jobs.yaml", "acme/backend"),
+        ),
+    ],
+)
+def test_reference_phrasings(text: str, heading: str, file: FileRef) -> None:
+    [ref] = refs(text)
+    assert (ref.text, ref.file) == (heading, file)
+
+
+def test_quoted_caps_without_a_file_names_none() -> None:
+    [ref] = refs('We keep "WHY THIS EXISTS" short.')
+    assert (ref.text, ref.file, ref.quoted) == ("WHY THIS EXISTS", None, True)
+
+
+def test_each_heading_pairs_with_the_file_of_its_own_sentence() -> None:
+    first, second = refs(
+        "READINESS ONLY lives in templates/api.yaml. The worker follows values.yaml, "
+        "see SINGLE REPLICA there."
+    )
+    assert first.file == local("templates/api.yaml")
+    assert second.file == local("values.yaml")
+
+
+def test_mixed_case_quotes_are_not_references_without_section_words() -> None:
+    assert refs('set "replicaCount" in values.yaml') == []
+    assert refs("the `values.yaml` file") == []
+    assert refs("a line about a heading.\nPR `#107 pr-g` edits `client/values.yaml`") == []
+
+
+def test_above_and_below_in_a_comment_block() -> None:
+    text = "\n".join(
+        [
+            "# READINESS ONLY — no liveness probe.",
+            "readinessProbe: {}",
+            "# as READINESS ONLY (above) says, and",
+            "# see `PORTS ARE FIXED` (below)",
+        ]
+    )
+    found = [r for u in file_units("t.yaml", text) for r in references(u, lambda f: True)]
+    assert [(r.text, r.side, r.line) for r in found] == [
+        ("READINESS ONLY", "above", 3),
+        ("PORTS ARE FIXED", "below", 4),
+    ]
+
+
+def test_a_heading_line_defines_and_does_not_refer() -> None:
+    text = "# READINESS ONLY — kept in sync with values.yaml\nreadinessProbe: {}\n"
+    assert [r for u in file_units("t.yaml", text) for r in references(u, lambda f: True)] == []
+
+
+def test_only_wanted_lines_are_read() -> None:
+    text = "# see READINESS ONLY in values.yaml\n# and SINGLE REPLICA in values.yaml\n"
+    units = file_units("notes.sh", "x: 1\n" + text, frozenset({3}))
+    found = [r for u in units for r in references(u, lambda f: True, frozenset({3}))]
+    assert [(r.text, r.line) for r in found] == [("SINGLE REPLICA", 3)]

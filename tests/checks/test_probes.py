@@ -1,0 +1,198 @@
+"""The probes check: probes that cannot succeed, probes the config forbids, and probe changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.engine.report import Finding, Severity
+from tests.support.pr_review import chart, line_of, review_pr, template
+
+JM = "Deployment/default/release-jobs-manager"
+TEMPLATE = template("jobs-manager.yaml")
+DEPLOYMENT = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: {{ .Release.Name }}-jobs-manager
+    spec:
+      selector:
+        matchLabels:
+          app: jobs-manager
+      template:
+        metadata:
+          labels:
+            app: jobs-manager
+        spec:
+          containers:
+            - name: sidecar
+              image: example/sidecar:1
+            - name: jobs-manager
+              image: example/jobs-manager:1
+              ports:
+                - name: http
+                  containerPort: %(port)s
+              env:
+                - name: MYSQL_HOST
+                  value: mysql
+                - name: MYSQL_PORT
+                  value: "3306"
+                %(env)s
+              %(probes)s
+              %(extra)s
+    """
+HTTP = "httpGet: {path: /healthz, port: http}"
+NO_PROBE = ""
+PROFILES = {"aks": "{}\n", "eks": "{}\n"}
+FORBID = """\
+    probes:
+      forbid:
+        "Deployment/*jobs-manager*": [liveness, startup]
+    """
+
+
+def files(
+    readiness: str = HTTP, port: str = "8080", env: str = "", extra: str = ""
+) -> dict[str, str]:
+    probes = f"readinessProbe:\n                {readiness}" if readiness else ""
+    text = DEPLOYMENT % {"probes": probes, "port": port, "env": env, "extra": extra}
+    return chart({"jobs-manager.yaml": text}, PROFILES)
+
+
+def test_a_probe_on_a_port_name_no_container_declares_fails(tmp_path: Path) -> None:
+    head = files(readiness="httpGet: {path: /healthz, port: web}")
+    assert review_pr(tmp_path, files(readiness=NO_PROBE), head, "probes") == [
+        Finding(
+            check="probes",
+            severity=Severity.FAILURE,
+            rule="probe-port",
+            title=f"{JM}: container jobs-manager readiness probe port web is not a containerPort "
+            "on aks, eks",
+            message=(
+                f"profiles aks, eks: {JM}: the readiness probe of container jobs-manager checks "
+                "port web, which matches no containerPort of container jobs-manager (declared: "
+                "8080 (http)): it cannot succeed, and the pod never becomes Ready."
+            ),
+            chart="app",
+            profile="aks, eks",
+            subject=JM,
+            path=TEMPLATE,
+            line=line_of(head, TEMPLATE, "readinessProbe:"),
+            data={
+                "container": "jobs-manager",
+                "detail": "readiness port web",
+                "profiles": ["aks", "eks"],
+                "preexisting": False,
+                "probe": "readiness",
+                "port": "web",
+            },
+        )
+    ]
+
+
+def test_a_named_probe_port_matching_a_named_container_port_is_fine(tmp_path: Path) -> None:
+    assert review_pr(tmp_path, files(readiness=NO_PROBE), files(), "probes") == []
+
+
+def test_a_numeric_probe_port_no_container_port_matches_fails(tmp_path: Path) -> None:
+    head = files(readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}")
+    found = review_pr(tmp_path, files(readiness="tcpSocket: {port: 8080}"), head, "probes")
+    # the grpc probe on 8080 is fine; the port change needs no notice beside the failure
+    assert [(f.severity, f.rule, f.data["detail"], f.line) for f in found] == [
+        (
+            Severity.FAILURE,
+            "probe-port",
+            "readiness port 9090",
+            line_of(head, TEMPLATE, "readinessProbe:"),
+        ),
+    ]
+
+
+def test_an_env_port_the_probe_ignores_warns(tmp_path: Path) -> None:
+    env = '- name: INGESTION_HTTP_PORT\n                  value: "9090"'
+    head = files(env=env)
+    (found,) = review_pr(tmp_path, files(), head, "probes")
+    assert (found.severity, found.rule, found.subject, found.line, found.profile) == (
+        Severity.WARNING,
+        "env-port",
+        JM,
+        line_of(head, TEMPLATE, "name: INGESTION_HTTP_PORT"),
+        "aks, eks",
+    )
+    assert found.message == (
+        f"profiles aks, eks: {JM}: container jobs-manager sets INGESTION_HTTP_PORT=9090, but its "
+        "readiness probe checks port 8080 and no containerPort is 9090 (declared: 8080 (http)): "
+        "if the app listens on INGESTION_HTTP_PORT, the probe cannot succeed."
+    )
+
+
+def test_an_env_port_that_is_declared_and_probed_is_fine(tmp_path: Path) -> None:
+    env = '- name: INGESTION_HTTP_PORT\n                  value: "9090"'
+    assert review_pr(tmp_path, files(), files(env=env, port="9090"), "probes") == []
+
+
+def test_adding_a_forbidden_probe_kind_fails(tmp_path: Path) -> None:
+    head = files(extra="livenessProbe:\n                httpGet: {path: /healthz, port: http}")
+    (found,) = review_pr(tmp_path, files(), head, "probes", FORBID)
+    assert (found.severity, found.rule, found.title, found.line) == (
+        Severity.FAILURE,
+        "forbidden-probe",
+        f"{JM}: container jobs-manager has a liveness probe, which config forbids on aks, eks",
+        line_of(head, TEMPLATE, "livenessProbe:"),
+    )
+    assert found.message == (
+        f"profiles aks, eks: {JM}: container jobs-manager has a liveness probe; `probes.forbid` "
+        "in the config forbids liveness probes on Deployment/*jobs-manager*."
+    )
+
+
+def test_a_permitted_probe_kind_is_fine(tmp_path: Path) -> None:
+    base = files(readiness="tcpSocket: {port: http}")
+    assert review_pr(tmp_path, base, base, "probes", FORBID) == []
+
+
+def test_a_forbidden_probe_present_at_base_is_one_notice(tmp_path: Path) -> None:
+    base = files(extra="startupProbe: {tcpSocket: {port: http}}")
+    head = files(extra="startupProbe: {tcpSocket: {port: http}, failureThreshold: 30}")
+    (found,) = review_pr(tmp_path, base, head, "probes", FORBID)
+    assert (found.severity, found.rule, found.profile, found.data["preexisting"]) == (
+        Severity.NOTICE,
+        "forbidden-probe",
+        "aks, eks",
+        True,
+    )
+
+
+def test_a_probe_switched_from_tcp_to_http_is_a_notice_listing_the_change(tmp_path: Path) -> None:
+    base = files(readiness="tcpSocket: {port: 8080}\n                timeoutSeconds: 1")
+    head = files(readiness=HTTP + "\n                timeoutSeconds: 5")
+    (found,) = review_pr(tmp_path, base, head, "probes")
+    assert (found.severity, found.rule, found.line) == (
+        Severity.NOTICE,
+        "probe-changed",
+        line_of(head, TEMPLATE, "readinessProbe:"),
+    )
+    assert found.message == (
+        f"profiles aks, eks: {JM}: the readiness probe of container jobs-manager changed: "
+        "tcpSocket → httpGet; path (unset) → /healthz; port 8080 → http; timeoutSeconds 1 → 5."
+    )
+
+
+def test_an_unchanged_probe_says_nothing(tmp_path: Path) -> None:
+    assert (
+        review_pr(tmp_path, files(), files(env="- {name: LOG_LEVEL, value: debug}"), "probes") == []
+    )
+
+
+def test_a_numeric_probe_port_on_a_container_declaring_no_ports_is_left_alone(
+    tmp_path: Path,
+) -> None:
+    # containerPort is informational: without any, nothing says the app does not listen there
+    sidecar = "image: example/sidecar:1"
+    probe = "\n          readinessProbe: {tcpSocket: {port: 15020}}"
+    for name, ports in (("none", ""), ("declared", "\n          ports: [{containerPort: 80}]")):
+        head = files()
+        head[TEMPLATE] = head[TEMPLATE].replace(sidecar, sidecar + ports + probe)
+        found = review_pr(tmp_path / name, files(), head, "probes")
+        # the same probe beside a declared port that is not it: the check does look there
+        expected = [("probe-port", "readiness port 15020")] if ports else []
+        assert [(f.rule, f.data["detail"]) for f in found] == expected

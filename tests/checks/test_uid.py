@@ -1,0 +1,186 @@
+"""The uid check: no pinned runAsUser on a profile where the platform assigns UIDs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.engine.report import Finding, Severity
+from tests.support.pr_review import chart, line_of, review_pr, template
+
+WEB = "Deployment/default/release-web"
+DEPLOYMENT = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: {{ .Release.Name }}-web
+    spec:
+      selector:
+        matchLabels:
+          app: web
+      template:
+        metadata:
+          labels:
+            app: web
+        spec:
+          %(pod)s
+          initContainers:
+            - name: migrate
+              image: example/web:1
+              %(init)s
+          containers:
+            - name: web
+              image: example/web:1
+              securityContext:
+                runAsNonRoot: true
+                %(web)s
+              %(volume_mount)s
+          %(volumes)s
+    """
+SCC = """\
+    {{- if .Values.scc }}
+    apiVersion: security.openshift.io/v1
+    kind: SecurityContextConstraints
+    metadata:
+      name: {{ .Release.Name }}-scc
+    runAsUser:
+      type: MustRunAsRange
+    {{- end }}
+    """
+MARKED = """\
+    profiles:
+      - name: oc
+        arbitrary_uid: true
+    """
+PROFILES = {"oc": "{}\n", "eks": "{}\n"}
+WHY_MARKED = "is marked `arbitrary_uid` in config"
+HOST = {
+    "volume_mount": "volumeMounts: [{name: host, mountPath: /host}]",
+    "volumes": "volumes: [{name: host, hostPath: {path: /var/log}}]",
+}
+
+
+def deployment(**parts: str) -> str:
+    fields = {"pod": "", "init": "", "web": "", "volume_mount": "", "volumes": ""}
+    return DEPLOYMENT % {**fields, **parts}
+
+
+def files(profiles: dict[str, str] = PROFILES, **parts: str) -> dict[str, str]:
+    return chart({"web.yaml": deployment(**parts), "scc.yaml": SCC}, profiles)
+
+
+def message(who: str, uid: int, why: str) -> str:
+    return (
+        f"{WEB}: {who} sets runAsUser: {uid}, but the profile {why}, so the platform assigns UIDs "
+        "(OpenShift's restricted SCC) and rejects a pinned one: the pod fails admission and stays "
+        "Pending. Drop runAsUser; runAsNonRoot: true is allowed."
+    )
+
+
+def test_a_container_pinning_runasuser_on_a_marked_profile_fails(tmp_path: Path) -> None:
+    head = files(web="runAsUser: 1000")
+    found = review_pr(tmp_path, files(), head, "uid", MARKED)
+    assert found == [
+        Finding(
+            check="uid",
+            severity=Severity.FAILURE,
+            rule="pinned-uid",
+            title=f"{WEB}: container web pins runAsUser on oc",
+            message="profile oc: " + message("container web", 1000, WHY_MARKED),
+            chart="app",
+            profile="oc",
+            subject=WEB,
+            path=template("web.yaml"),
+            line=line_of(head, template("web.yaml"), "runAsUser: 1000"),
+            data={
+                "container": "web",
+                "detail": "runAsUser",
+                "profiles": ["oc"],
+                "preexisting": False,
+                "run_as_user": 1000,
+                "reason": WHY_MARKED,
+            },
+        )
+    ]
+
+
+def test_run_as_non_root_alone_is_fine(tmp_path: Path) -> None:
+    base = files(web="runAsUser: 1000")
+    assert review_pr(tmp_path, base, files(), "uid", MARKED) == []
+
+
+def test_an_openshift_value_marks_the_profile_and_a_pod_level_uid_fails(tmp_path: Path) -> None:
+    profiles = {"oc": "global:\n  openshift: true\n", "eks": "{}\n"}
+    head = files(profiles, pod="securityContext: {runAsUser: 1001}")
+    (found,) = review_pr(tmp_path, files(profiles), head, "uid")
+    why = "sets `global.openshift: true` in its values"
+    assert (found.severity, found.rule, found.profile, found.subject, found.line) == (
+        Severity.FAILURE,
+        "pinned-uid",
+        "oc",
+        WEB,
+        line_of(head, template("web.yaml"), "runAsUser: 1001"),
+    )
+    assert found.message == "profile oc: " + message("pod securityContext", 1001, why)
+    assert found.data["container"] is None
+
+
+def test_a_rendered_scc_marks_the_profile_and_an_init_container_uid_fails(tmp_path: Path) -> None:
+    profiles = {"oc": "scc: true\n", "eks": "{}\n"}
+    head = files(profiles, init="securityContext: {runAsUser: 0}")
+    (found,) = review_pr(tmp_path, files(profiles), head, "uid")
+    assert (found.severity, found.title, found.line) == (
+        Severity.FAILURE,
+        f"{WEB}: init container migrate pins runAsUser on oc",
+        line_of(head, template("web.yaml"), "runAsUser: 0"),
+    )
+    assert found.data["reason"] == "renders a SecurityContextConstraints"
+
+
+def test_unmarked_profiles_may_pin_a_uid(tmp_path: Path) -> None:
+    assert review_pr(tmp_path, files(), files(web="runAsUser: 1000"), "uid") == []
+
+
+def test_root_with_a_host_path_is_left_to_the_chart_unless_the_profile_is_marked(
+    tmp_path: Path,
+) -> None:
+    profiles = {"oc": "openshift: true\n", "eks": "{}\n"}
+    head = files(profiles, web="runAsUser: 0", **HOST)
+    assert review_pr(tmp_path / "auto", files(profiles, **HOST), head, "uid") == []
+    (found,) = review_pr(tmp_path / "marked", files(profiles, **HOST), head, "uid", MARKED)
+    assert (found.severity, found.profile, found.data["reason"]) == (
+        Severity.FAILURE,
+        "oc",
+        WHY_MARKED,
+    )
+
+
+def test_a_uid_pinned_at_base_already_is_one_notice_for_all_its_profiles(tmp_path: Path) -> None:
+    both = (
+        "profiles:\n  - name: oc\n    arbitrary_uid: true\n  - name: eks\n    arbitrary_uid: true\n"
+    )
+    base = files(web="runAsUser: 1000")
+    head = files(web="runAsUser: 1000\n                readOnlyRootFilesystem: true")
+    (found,) = review_pr(tmp_path, base, head, "uid", both)
+    assert (found.severity, found.rule, found.profile, found.title) == (
+        Severity.NOTICE,
+        "pinned-uid",
+        "eks, oc",
+        f"{WEB}: container web pins runAsUser on eks, oc (already at base)",
+    )
+    assert found.message.startswith("profiles eks, oc: ")
+    assert found.message.endswith("Already so at base, so not this PR's doing.")
+    assert found.line == line_of(head, template("web.yaml"), "runAsUser: 1000")
+
+
+def test_chart_defaults_enabling_openshift_count_unless_the_profile_turns_it_off(
+    tmp_path: Path,
+) -> None:
+    profiles = {"oc": "{}\n", "eks": "openshift: false\n"}
+    base = {**files(profiles), "app/values.yaml": "openshift: true\n"}
+    head = {**files(profiles, web="runAsUser: 1000"), "app/values.yaml": "openshift: true\n"}
+    (found,) = review_pr(tmp_path, base, head, "uid")
+    assert (found.severity, found.profile, found.data["reason"]) == (
+        Severity.FAILURE,
+        "oc",
+        "sets `openshift: true` in its values",
+    )

@@ -1,0 +1,182 @@
+"""`chart-review` as a user runs it: a real process, real repositories, exit codes and output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli.demo import EXAMPLES, load_prs, scenarios
+from tests.support.charts import chart_files
+from tests.support.gitbuilder import GitBuilder
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.commit("app 1.0.0")
+    g.branch("good").write("app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.1\n").commit(
+        "bump"
+    )
+    g.checkout("develop").branch("broken")
+    g.write("app/templates/broken.yaml", "x: {{ .Values.a.b }}\n").commit("break")
+    return g
+
+
+def test_json_report_has_the_public_shape(repo: GitBuilder) -> None:
+    proc = cli(
+        "review",
+        "--repo",
+        str(repo.path),
+        "--base",
+        "develop",
+        "--head",
+        "broken",
+        "--format",
+        "json",
+    )
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["schema"] == 1
+    assert report["base"] == repo.sha("develop") and report["head"] == repo.sha("broken")
+    (chart,) = report["charts"]
+    assert chart["path"] == "app" and chart["name"] == "app"
+    assert chart["version"] == {"base": "1.0.0", "head": "1.0.0"}
+    assert chart["profiles"] == ["burst", "equal"]
+    assert set(chart["qos"]) == {"base", "head"}
+    assert chart["render_errors"] == [
+        {
+            "side": "head",
+            "profile": p,
+            "template": "app/templates/broken.yaml",
+            "line": 1,
+            "message": chart["render_errors"][0]["message"],
+        }
+        for p in ("burst", "equal")
+    ]
+    finding = next(f for f in report["findings"] if f["check"] == "render")
+    assert set(finding) >= {
+        "check",
+        "severity",
+        "chart",
+        "profile",
+        "subject",
+        "title",
+        "message",
+        "path",
+        "line",
+        "data",
+    }
+    assert (finding["severity"], finding["path"], finding["line"]) == (
+        "failure",
+        "app/templates/broken.yaml",
+        1,
+    )
+
+
+def test_exit_zero_without_failures_and_markdown_by_default(repo: GitBuilder) -> None:
+    proc = cli("review", "--repo", str(repo.path), "--base", "develop", "--head", "good")
+    assert proc.returncode == 0, proc.stderr
+    assert "`app` (1.0.0 → 1.0.1; profiles burst, equal)" in proc.stdout
+
+
+def test_output_file(repo: GitBuilder, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = cli(
+        "review",
+        "--repo",
+        str(repo.path),
+        "--base",
+        "develop",
+        "--head",
+        "good",
+        "--format",
+        "json",
+        "--output",
+        str(out),
+    )
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert json.loads(out.read_text())["schema"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--base", "develop", "--head", "nope"], "head 'nope' is not a commit"),
+        (["--base", "develop"], "the following arguments are required: --head"),
+        (
+            ["--base", "develop", "--head", "good", "--format", "xml"],
+            "argument --format: invalid choice",
+        ),
+        (
+            ["--base", "develop", "--head", "good", "--chart", "zzz"],
+            "--chart zzz: no Chart.yaml there",
+        ),
+    ],
+)
+def test_exit_two_with_one_line_naming_the_problem(
+    repo: GitBuilder, args: list[str], message: str
+) -> None:
+    proc = cli("review", "--repo", str(repo.path), *args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("chart-review: error: ")
+    assert message in lines[0]
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    proc = cli("review", "--repo", str(tmp_path), "--base", "a", "--head", "b")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"chart-review: error: {tmp_path}: not a git repository"
+
+
+def test_unreadable_config_exits_two(repo: GitBuilder) -> None:
+    repo.checkout("develop").write(".github/chart-review.yml", "charts: [a\n").commit("bad config")
+    proc = cli("review", "--repo", str(repo.path), "--base", "develop", "--head", "good")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "chart-review: error: .github/chart-review.yml line 2: not valid YAML"
+    )
+
+
+def test_demo_prints_a_report_per_pull_request() -> None:
+    proc = cli("demo")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    # every PR still open in every scenario, whatever scenarios examples/prs/ holds
+    still_open = [pr for s in scenarios(EXAMPLES) for pr in load_prs(s) if not pr.merge]
+    assert out.count("## PR #") == len(still_open)
+    # qos: the init container without resources downgrades the equalised profile only
+    assert "| eks | Deployment/default/release-jobs-manager | Guaranteed | Burstable |" in out
+    assert "init container wait-for-mysql sets no resources" in out
+    # version: the race replayed from a real repository
+    assert out.count("develop is at 1.9.59; take 1.9.61") == 2
+    assert "chart content changed without a version bump" in out
+    # uid, probes, selectors: each scenario's PR introduces the defect its check names
+    assert (
+        "| ❌ | client | openshift | **Deployment/default/release-mysql: container mysql pins runAsUser"
+        in out
+    )
+    assert "config forbids liveness probes on Deployment/*jobs-manager*" in out
+    assert (
+        "sets INGESTION_HTTP_PORT=9090, but its readiness and liveness probes check port 8080"
+        in out
+    )
+    assert "no pod carries app.kubernetes.io/name; the budget protects no pod" in out
+    assert "no pod carries app.kubernetes.io/component. The command would act on nothing." in out
+    assert "Service/default/release-mysql now sets publishNotReadyAddresses: true" in out

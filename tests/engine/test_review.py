@@ -1,0 +1,265 @@
+"""The engine on real git repositories and real Helm renders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.engine.chart.selection import ChartError
+from bot.engine.config import ConfigError
+from bot.engine.markdown import to_markdown
+from bot.engine.report import Severity
+from bot.engine.review import Engine, ReviewError, ReviewInput
+from bot.git.repo import GitRepo
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm
+from checks import CHECKS, sections
+from tests.support.charts import chart_files
+from tests.support.gitbuilder import GitBuilder
+
+
+class CountingRenderer:
+    """The real embedded renderer, counting how often Helm actually runs."""
+
+    def __init__(self) -> None:
+        self.inner = EmbeddedHelm()
+        self.version = self.inner.version
+        self.calls = 0
+
+    def render(self, chart_dir, values, release, namespace):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.inner.render(chart_dir, values, release, namespace)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.commit("app 1.0.0")
+    return g
+
+
+def engine_for(g: GitBuilder, renderer: CountingRenderer | None = None) -> Engine:
+    return Engine(GitRepo(g.path), renderer or CountingRenderer(), RenderCache())
+
+
+def review(g: GitBuilder, head: str = "pr", **kw: object) -> tuple:  # type: ignore[type-arg]
+    engine = engine_for(g)
+    result = engine.review(ReviewInput(base="develop", head=head, **kw))  # type: ignore[arg-type]
+    return result.report, result.context
+
+
+def test_both_sides_rendered_for_every_profile(repo: GitBuilder) -> None:
+    repo.branch("pr").write("app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.1\n").commit(
+        "bump"
+    )
+    report, ctx = review(repo)
+    (chart,) = ctx.charts
+    assert set(chart.base) == set(chart.head) == {"burst", "equal"}
+    docs = chart.head["equal"].documents
+    assert [d.key for d in docs] == ["Deployment/default/release-app"]
+    assert docs[0].template == "app/templates/deployment.yaml"
+    (summary,) = report.charts
+    assert (summary.version_base, summary.version_head) == ("1.0.0", "1.0.1")
+    assert summary.profiles == ("burst", "equal")
+
+
+def test_defaults_rendered_only_without_ci_profiles(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    files = {k: v for k, v in chart_files().items() if "/ci/" not in k}
+    for path, text in files.items():
+        g.write(path, text)
+    g.commit("init").branch("pr").write("app/values.yaml", "resources: {}\n").commit("no resources")
+    _, ctx = review(g)
+    assert set(ctx.charts[0].head) == {"default"}
+
+
+def test_profile_added_on_one_side(repo: GitBuilder) -> None:
+    repo.branch("pr").write("app/ci/gke-values.yaml", "{}\n").commit("gke profile")
+    report, ctx = review(repo)
+    chart = ctx.charts[0]
+    assert "gke" in chart.head and "gke" not in chart.base
+    assert report.charts[0].profiles == ("burst", "equal", "gke")
+
+
+def test_template_error_at_head_is_a_failure_naming_template_and_line(repo: GitBuilder) -> None:
+    repo.branch("pr").write(
+        "app/templates/broken.yaml", "a: 1\nb: {{ .Values.nope.deeper }}\n"
+    ).commit("x")
+    report, _ = review(repo)
+    (finding,) = [f for f in report.findings if f.check == "render"]
+    assert finding.severity == "failure"
+    assert finding.rule == "head-fails"
+    assert (finding.path, finding.line) == ("app/templates/broken.yaml", 2)
+    assert finding.data["profiles"] == ["burst", "equal"]
+    assert finding.title == "app fails to render on profiles burst, equal"
+    errors = report.charts[0].render_errors
+    assert {(e.side, e.template, e.line) for e in errors} == {
+        ("head", "app/templates/broken.yaml", 2)
+    }
+    assert report.failed
+
+
+def test_error_at_base_and_head_alike_is_a_notice(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.write("app/templates/broken.yaml", 'b: {{ required "set x" .Values.x }}\n').commit("init")
+    g.branch("pr").write("app/values.yaml", "resources: {}\n")
+    g.write("app/Chart.yaml", chart_files(version="1.0.1")["app/Chart.yaml"]).commit("change")
+    report, _ = review(g)
+    render = [f for f in report.findings if f.check == "render"]
+    assert {f.severity for f in render} == {"notice"} and {f.rule for f in render} == {"fails-both"}
+    assert not report.failed
+
+
+def test_head_that_fixes_a_base_failure_says_so(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.write("app/templates/broken.yaml", 'b: {{ required "set x" .Values.x }}\n').commit("init")
+    g.branch("pr").remove("app/templates/broken.yaml").commit("fix")
+    report, _ = review(g)
+    rules = {(f.rule, f.severity) for f in report.findings if f.check == "render"}
+    assert rules == {("fixed", "notice")}
+
+
+def test_symlink_to_a_file_outside_the_chart_is_refused(repo: GitBuilder, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("MARKER-7f3a9\n")
+    repo.branch("pr").symlink("app/files/leak.txt", str(secret))
+    repo.write(
+        "app/templates/leak.yaml", 'data: {{ .Files.Get "files/leak.txt" | quote }}\n'
+    ).commit("leak")
+    report, ctx = review(repo)
+    (finding,) = [f for f in report.findings if f.rule == "unsafe-tree"]
+    assert finding.severity == "failure"
+    assert "app/files/leak.txt: is a symbolic link; refused, not followed" in finding.message
+    assert "MARKER-7f3a9" not in report.to_json_text()
+    assert all(r.error is not None for r in ctx.charts[0].head.values())
+
+
+def test_values_file_that_is_a_list_names_the_file(repo: GitBuilder) -> None:
+    repo.branch("pr").write("app/ci/equal-values.yaml", "- a\n- b\n").commit("oops")
+    report, _ = review(repo)
+    (finding,) = [f for f in report.findings if f.check == "render"]
+    assert finding.profile == "equal"
+    assert (
+        "values file app/ci/equal-values.yaml line 1: expected a mapping, found a list"
+        in finding.message
+    )
+
+
+def test_only_charts_the_diff_touches_unless_asked(repo: GitBuilder) -> None:
+    for path, text in chart_files("other", "other").items():
+        repo.write(path, text)
+    repo.commit("second chart").branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")
+    report, _ = review(repo)
+    assert [c.path for c in report.charts] == ["app"]
+    report, _ = review(repo, all_charts=True)
+    assert [c.path for c in report.charts] == ["app", "other"]
+    report, _ = review(repo, charts=("other",))
+    assert [c.path for c in report.charts] == ["other"]
+    with pytest.raises(ChartError, match="--chart nope: no Chart.yaml"):
+        review(repo, charts=("nope",))
+
+
+def test_a_change_outside_any_chart_reviews_no_chart(repo: GitBuilder) -> None:
+    repo.branch("pr").write("docs/notes.md", "# notes\n").commit("docs")
+    report, _ = review(repo)
+    assert report.charts == ()
+
+
+def test_unchanged_side_is_rendered_once_across_reviews(repo: GitBuilder) -> None:
+    repo.branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")
+    repo.checkout("develop").branch("pr2").write("app/ci/burst-values.yaml", "x: 1\n").commit("y")
+    counting = CountingRenderer()
+    engine = engine_for(repo, counting)
+    engine.review(ReviewInput(base="develop", head="pr"))
+    assert counting.calls == 4  # 2 profiles x 2 sides
+    engine.review(ReviewInput(base="develop", head="pr"))
+    assert counting.calls == 4  # everything cached
+    engine.review(ReviewInput(base="develop", head="pr2"))
+    assert (
+        counting.calls == 6
+    )  # base shared with pr; the head tree changed, so both its profiles render
+
+
+def test_bare_repository_and_untouched_work_tree(repo: GitBuilder, tmp_path: Path) -> None:
+    repo.branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")
+    repo.checkout("develop")
+    before = (repo.path / "app/values.yaml").read_text()
+    bare = tmp_path / "bare.git"
+    repo.run_git("clone", "-q", "--bare", str(repo.path), str(bare))
+    engine = Engine(GitRepo(bare), CountingRenderer(), RenderCache())
+    report = engine.review(ReviewInput(base="develop", head="pr")).report
+    assert [c.path for c in report.charts] == ["app"]
+    assert (repo.path / "app/values.yaml").read_text() == before
+    assert repo.run_git("status", "--porcelain") == ""
+
+
+def test_unknown_ref_is_a_review_error(repo: GitBuilder) -> None:
+    with pytest.raises(ReviewError, match="head 'nope' is not a commit"):
+        review(repo, head="nope")
+
+
+def test_bad_config_is_read_at_base_and_named(repo: GitBuilder) -> None:
+    repo.write(".github/chart-review.yml", "release_name: r\nchecks:\n  qos:\n    enabeld: true\n")
+    repo.commit("config").branch("pr").write("app/values.yaml", "{}\n").commit("x")
+    engine = engine_for(repo)
+    result = engine.review(
+        ReviewInput(base="develop", head="pr")
+    )  # unknown keys under a check are options
+    assert result.context.release_name == "r"
+    repo.checkout("develop").write(
+        ".github/chart-review.yml", "profiles:\n  - name: x\n    arbitary_uid: true\n"
+    )
+    repo.commit("typo")
+    with pytest.raises(ConfigError, match=r"line 3: unknown key 'profiles.0.arbitary_uid'"):
+        engine.review(ReviewInput(base="develop", head="pr"))
+
+
+def test_config_at_head_cannot_switch_checks_off(repo: GitBuilder) -> None:
+    repo.branch("pr").write(".github/chart-review.yml", "release_name: from-head\n")
+    repo.write("app/values.yaml", "{}\n").commit("x")
+    _, ctx = review(repo)
+    assert ctx.release_name == "release"
+
+
+def test_config_profiles_add_values_and_flags(repo: GitBuilder) -> None:
+    repo.write(
+        ".github/chart-review.yml",
+        "profiles:\n  - name: inline\n    values: {resources: {}}\n  - name: equal\n    arbitrary_uid: true\n",
+    )
+    repo.commit("config").branch("pr").write("app/values.yaml", "{}\n").commit("x")
+    _, ctx = review(repo)
+    chart = ctx.charts[0]
+    assert set(chart.head) == {"burst", "equal", "inline"}
+    assert chart.profiles["equal"].arbitrary_uid is True
+    assert chart.head["inline"].values == {"resources": {}}
+
+
+def test_a_check_that_cannot_finish_is_a_warning_and_the_review_goes_on(
+    repo: GitBuilder,
+) -> None:
+    # A crafted chart: a quantity nested ~985 lists deep. libyaml parses it (its limit is 1,000
+    # levels), but walking it takes Python past its recursion limit.
+    deep = "[" * 985 + "]" * 985
+    template = chart_files()["app/templates/deployment.yaml"].replace(
+        "{{- toYaml .Values.resources | nindent 12 }}", f"requests: {{cpu: {deep}}}"
+    )
+    repo.branch("pr").write("app/templates/deployment.yaml", template)
+    repo.write("app/Chart.yaml", chart_files(version="1.0.1")["app/Chart.yaml"]).commit("deep")
+    report, _ = review(repo)
+    crashed = [f for f in report.findings if f.rule == "check-crashed"]
+    assert crashed and {f.severity for f in crashed} == {Severity.WARNING}
+    assert "qos" in {f.check for f in crashed}
+    assert all(f.chart == "app" and "RecursionError" in f.message for f in crashed)
+    assert set(report.checks_run) == {c.name for c in CHECKS}  # every other check still ran
+    markdown = to_markdown(report, sections())
+    assert "The qos check stopped on chart app with RecursionError" in markdown
+    assert "No pod changed QoS class" not in markdown
+    assert json.loads(report.to_json_text())["findings"]

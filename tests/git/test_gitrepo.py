@@ -1,0 +1,87 @@
+"""Resolving many refs in one git call gives what resolving each one gives; blobs and chart archives
+are read and built once."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from bot.engine.chart.archive import chart_archive
+from bot.git.repo import GitRepo
+from bot.lru import clear_all
+from tests.support.gitbuilder import GitBuilder
+
+
+def test_resolve_many_matches_resolve(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "x").commit("init")
+    g.run_git("tag", "-a", "-m", "annotated", "v1")
+    repo = GitRepo(g.path)
+    sha = repo.resolve("develop")
+    assert sha is not None
+    refs = ["develop", "v1", sha[:8], "HEAD^{tree}", "nope", "-x", "a b", "x\ny", "HEAD~1"]
+    assert repo.resolve_many(refs) == {ref: repo.resolve(ref) for ref in refs}
+    assert repo.resolve_many(refs)["v1"] == sha  # a tag names its commit
+
+
+def test_blobs_are_read_once_and_given_in_the_order_asked(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "A").write("b.txt", "B").commit("init")
+    repo = GitRepo(g.path)
+    tree = repo.listing(g.sha())
+    a, b = tree["a.txt"].oid, tree["b.txt"].oid
+    assert repo.blobs([b, a, b]) == [b"B", b"A", b"B"]
+    repo.close()  # a blob read from git now would start a new cat-file
+    assert (repo.blob(a), repo.blobs([a, b])) == (b"A", [b"A", b"B"])
+    assert repo._batch is None
+
+
+def test_an_archive_is_built_once_per_content(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("c/Chart.yaml", "name: c\n").write("c/x.txt", "x")
+    first = g.commit("one").sha()
+    second = g.write("other.txt", "elsewhere").commit("two").sha()
+    repo = GitRepo(g.path)
+    archive = chart_archive(repo, first, "c")
+    assert chart_archive(repo, second, "c") is archive  # the chart's files did not change
+    kept = chart_archive(repo, second, "c", lambda path: path != "x.txt")
+    assert kept is not archive  # other files kept: another archive
+    with tarfile.open(fileobj=io.BytesIO(kept), mode="r:gz") as tar:
+        assert tar.getnames() == ["chart/Chart.yaml"]
+    clear_all()  # what a cold benchmark round does
+    assert chart_archive(repo, second, "c") is not archive
+
+
+def test_a_listing_read_through_cat_file_equals_ls_tree(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    g.write("Chart.yaml", "name: c\n").write("templates/a.yaml", "a: 1\n")
+    g.write("templates/deep/ü nicode.yaml", "b: 2\n").write("run.sh", "#!/bin/sh\n")
+    g.write("same/x.txt", "x").write("other/x.txt", "x").symlink("link", "Chart.yaml")
+    (g.path / "run.sh").chmod(0o755)
+    commit = g.commit("tree").sha()
+    expected = {}
+    for line in g.run_git("ls-tree", "-r", "-t", "-z", commit).split("\0"):
+        if line:
+            meta, _, name = line.partition("\t")
+            mode, kind, oid = meta.split()
+            expected[name] = (mode, kind, oid)
+    listing = GitRepo(g.path).listing(commit)
+    assert {p: (e.mode, e.kind, e.oid) for p, e in listing.items()} == expected
+
+
+def test_an_archive_holds_what_tarfile_would_write(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("c/Chart.yaml", "name: c\n")
+    g.write("c/templates/" + "long-name-" * 12 + ".yaml", "a: 1\n").write("c/ü.txt", "")
+    g.write("c/big.bin", "z" * 70000).write("c/run.sh", "#!/bin/sh\n")
+    (g.path / "c/run.sh").chmod(0o755)
+    repo = GitRepo(g.path)
+    archive = chart_archive(repo, g.commit("chart").sha(), "c")
+    listing = {p: e for p, e in repo.listing("HEAD").items() if e.kind == "blob"}
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        members = {m.name: (m.size, m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}  # type: ignore[union-attr]
+    assert members == {
+        f"chart/{p[2:]}": (
+            len(data := repo.blob(e.oid)),
+            0o755 if e.mode == "100755" else 0o644,
+            data,
+        )
+        for p, e in listing.items()
+    }

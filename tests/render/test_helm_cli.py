@@ -1,0 +1,77 @@
+"""`--renderer helm`: the same review through a `helm` executable on PATH. No helm binary can be
+installed here, so tests/helm_cli.py stands in for it: Helm's own SDK behind helm's command line
+and output conventions, run as a real subprocess by bot.render.HelmCLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli.main import main
+from bot.render.base import RenderFailure
+from bot.render.helm_cli import HelmCLI
+from tests.support.app_scenario import with_init
+from tests.support.charts import chart_files
+from tests.support.gitbuilder import GitBuilder
+from tests.support.paths import ROOT
+
+HELM = ROOT / "tests" / "support" / "helm_cli.py"
+TEMPLATE = "app/templates/deployment.yaml"
+
+
+@pytest.fixture
+def helm_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    wrapper = bindir / "helm"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HELM}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return wrapper
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.commit("app 1.0.0").branch("pr")
+    g.write(TEMPLATE, with_init(chart_files()[TEMPLATE]))  # the equal profile turns Burstable
+    return g.commit("wait for mysql")
+
+
+def _report(repo: GitBuilder, tmp_path: Path, renderer: str) -> dict[str, object]:
+    out = tmp_path / f"{renderer}.json"
+    args = ["review", "--repo", str(repo.path), "--base", "develop", "--head", "pr"]
+    main([*args, "--renderer", renderer, "--format", "json", "--output", str(out)])
+    report = json.loads(out.read_text())
+    return {"charts": report["charts"], "findings": report["findings"]}
+
+
+def test_the_helm_binary_reviews_exactly_as_the_embedded_sdk(
+    helm_on_path: Path, repo: GitBuilder, tmp_path: Path
+) -> None:
+    via_cli = _report(repo, tmp_path, "helm")
+    assert via_cli == _report(repo, tmp_path, "embedded")
+    assert via_cli["findings"], "the scenario has something to find"
+
+
+def test_a_template_error_through_the_binary_names_template_and_line(
+    helm_on_path: Path, repo: GitBuilder, tmp_path: Path
+) -> None:
+    repo.write("app/templates/broken.yaml", "a: {{ .Values.nope.deeper }}\n").commit("break")
+    report = _report(repo, tmp_path, "helm")
+    [finding] = [f for f in report["findings"] if f["check"] == "render"]  # type: ignore[union-attr, index]
+    assert finding["severity"] == "failure"
+    assert "app/templates/broken.yaml" in finding["message"] and finding["line"] == 1
+
+
+def test_no_helm_on_path_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RenderFailure, match="no 'helm' binary on PATH"):
+        HelmCLI()

@@ -1,0 +1,368 @@
+"""Untrusted charts: renders in the sandbox's processes under limits, and the findings hostile or
+broken charts give, through the engine on real git repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app.settings import SettingsError, render_limits
+from bot.engine.report import Finding, Report
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.render.base import RenderFailure
+from bot.render.cache import RenderCache
+from bot.render.factory import make_renderer
+from bot.render.sandbox import SandboxedHelm, SandboxLimits
+from tests.support.charts import CHART_YAML, chart_files
+from tests.support.gitbuilder import GitBuilder
+from tests.support.paths import ROOT
+
+# Small limits keep the hostile cases fast; one process shows that a killed one is replaced.
+LIMITS = SandboxLimits(wall_seconds=10.0, cpu_seconds=1, memory_bytes=256 * 2**20)
+LOOP = "{{- range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}\n"
+GIGABYTE = 'a: {{ repeat 1000000000 "x" | len }}\n'
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[SandboxedHelm]:
+    with SandboxedHelm(LIMITS, workers=1) as helm:
+        yield helm
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    return g.commit("app 1.0.0")
+
+
+def review(g: GitBuilder, renderer: Any, cache: RenderCache | None = None) -> Report:
+    engine = Engine(GitRepo(g.path), renderer, cache or RenderCache())
+    return engine.review(ReviewInput(base="develop", head="pr", profiles=("equal",))).report
+
+
+def render_findings(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.check == "render"]
+
+
+def only_render_finding(report: Report) -> Finding:
+    (finding,) = render_findings(report)
+    return finding
+
+
+# -- limits --------------------------------------------------------------------------------------
+
+
+def test_template_that_loops_for_ever_fails_on_cpu_and_the_next_render_works(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    repo.branch("pr").write("app/templates/loop.yaml", LOOP).commit("loop")
+    before = sandbox.pids()
+    finding = only_render_finding(review(repo, sandbox))
+    assert (finding.severity, finding.rule, finding.profile) == ("failure", "head-fails", "equal")
+    assert finding.title == "app fails to render on profile equal"
+    assert finding.message == (
+        "profile equal: the head fails to render where the base rendered: the chart: "
+        "render exceeded its time limit (1 s of CPU time)"
+    )
+    assert not set(before) & set(sandbox.pids())  # the looping process was replaced
+    repo.checkout("develop").branch("fine").write("app/values.yaml", "resources: {}\n").commit("ok")
+    engine = Engine(GitRepo(repo.path), sandbox, RenderCache())
+    report = engine.review(ReviewInput(base="develop", head="fine", profiles=("equal",))).report
+    assert render_findings(report) == []
+
+
+def test_gigabyte_string_fails_on_memory(repo: GitBuilder, sandbox: SandboxedHelm) -> None:
+    repo.branch("pr").write("app/templates/big.yaml", GIGABYTE).commit("big")
+    finding = only_render_finding(review(repo, sandbox))
+    assert finding.severity == "failure"
+    assert finding.message.endswith("render exceeded its memory limit (256 MiB)")
+
+
+def test_endless_tpl_recursion_fails_on_memory_instead_of_killing_the_bot(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    # In-process, this overflows the Go stack: a fatal error that ends the whole worker.
+    repo.branch("pr").write("app/values.yaml", "s: '{{ tpl .Values.s . }}'\n")
+    repo.write("app/templates/rec.yaml", "a: {{ tpl .Values.s . }}\n").commit("rec")
+    finding = only_render_finding(review(repo, sandbox))
+    assert finding.message.endswith("render exceeded its memory limit (256 MiB)")
+
+
+def test_loop_on_both_sides_is_a_notice_naming_both(tmp_path: Path, sandbox: SandboxedHelm) -> None:
+    g = GitBuilder(tmp_path / "r")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.write("app/templates/loop.yaml", LOOP).commit("init")
+    g.branch("pr").write("app/values.yaml", "resources: {}\n").commit("change")
+    finding = only_render_finding(review(g, sandbox))
+    assert (finding.severity, finding.rule) == ("notice", "fails-both")
+    assert "render exceeded its time limit (1 s of CPU time)" in finding.message
+
+
+def test_wall_clock_limit_stops_a_render_and_is_not_cached(repo: GitBuilder) -> None:
+    repo.branch("pr").write("app/templates/loop.yaml", LOOP).commit("loop")
+    limits = SandboxLimits(wall_seconds=1.0, cpu_seconds=60, memory_bytes=256 * 2**20)
+    cache = RenderCache()
+    with SandboxedHelm(limits, workers=1) as helm:
+        first = only_render_finding(review(repo, helm, cache))
+        started = time.monotonic()
+        second = only_render_finding(review(repo, helm, cache))
+        rendered_again = time.monotonic() - started >= 1.0
+    assert first.message.endswith("render exceeded its time limit (1 s of wall-clock time)")
+    assert second.message == first.message and rendered_again
+
+
+class Scripted:
+    """A renderer that fails as told, counting its renders."""
+
+    version = "scripted"
+
+    def __init__(self, failure: RenderFailure) -> None:
+        self.failure, self.calls = failure, 0
+
+    def render(self, archive: bytes, values: Mapping[str, Any], release: str, ns: str) -> Any:
+        self.calls += 1
+        raise self.failure
+
+
+@pytest.mark.parametrize(("transient", "renders"), [(False, 1), (True, 2)])
+def test_only_failures_that_would_recur_are_cached(
+    repo: GitBuilder, transient: bool, renders: int
+) -> None:
+    repo.branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")
+    renderer, cache = Scripted(RenderFailure("limit", transient=transient)), RenderCache()
+    review(repo, renderer, cache)
+    review(repo, renderer, cache)
+    assert renderer.calls == 2 * renders  # base and head, each once or each time
+
+
+# -- broken charts --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ('a: 1\nb: {{ fail "no ingress class" }}\n', 2, "no ingress class"),
+        ('a: 1\n\nb: {{ required "set image.tag" .Values.image }}\n', 3, "set image.tag"),
+    ],
+)
+def test_fail_and_required_name_the_template_and_line(
+    repo: GitBuilder, sandbox: SandboxedHelm, text: str, line: int, message: str
+) -> None:
+    repo.branch("pr").write("app/templates/guard.yaml", text).commit("guard")
+    finding = only_render_finding(review(repo, sandbox))
+    assert (finding.path, finding.line, finding.severity) == (
+        "app/templates/guard.yaml",
+        line,
+        "failure",
+    )
+    assert finding.message.endswith(
+        f"app/templates/guard.yaml line {line}: "
+        + (f"execution error at (app/templates/guard.yaml:{line}:6): {message}")
+    )
+
+
+def test_chart_yaml_that_is_not_yaml_names_file_and_line(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    repo.branch("pr").write("app/Chart.yaml", "apiVersion: v2\nname: [app\n").commit("broken")
+    finding = only_render_finding(review(repo, sandbox))
+    assert (finding.path, finding.line, finding.severity) == ("app/Chart.yaml", 2, "failure")
+    assert "app/Chart.yaml line 2: cannot load Chart.yaml: error converting YAML" in finding.message
+
+
+def test_chart_values_that_are_a_list_name_the_file(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    repo.branch("pr").write("app/values.yaml", "- a\n- b\n").commit("list")
+    finding = only_render_finding(review(repo, sandbox))
+    assert (finding.path, finding.severity) == ("app/values.yaml", "failure")
+    assert "cannot load values.yaml" in finding.message
+
+
+def test_missing_subchart_names_chart_yaml_and_the_line(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    chart = CHART_YAML.format(name="app", version="1.0.1")
+    deps = "dependencies:\n  - name: redis\n    version: 17.0.0\n    repository: https://x.test\n"
+    repo.branch("pr").write("app/Chart.yaml", chart + deps).commit("redis")
+    finding = only_render_finding(review(repo, sandbox))
+    assert (finding.path, finding.line, finding.severity) == ("app/Chart.yaml", 6, "failure")
+    assert "dependency redis is declared in Chart.yaml but missing from charts/" in finding.message
+
+
+def test_fifty_megabyte_values_files_are_refused_by_name(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    big = "padding: |\n" + "  " + "x" * 50 * 2**20 + "\n"  # 50 MiB
+    repo.branch("pr").write("app/ci/equal-values.yaml", big).commit("big ci values")
+    finding = only_render_finding(review(repo, sandbox))
+    assert (finding.path, finding.severity) == ("app/ci/equal-values.yaml", "failure")
+    assert (
+        "values file app/ci/equal-values.yaml is 50.0 MiB; a values file may be at most 5 MiB"
+        in (finding.message)
+    )
+    repo.checkout("develop").branch("big").write("app/values.yaml", big).commit("big values")
+    engine = Engine(GitRepo(repo.path), sandbox, RenderCache())
+    report = engine.review(ReviewInput(base="develop", head="big", profiles=("equal",))).report
+    finding = only_render_finding(report)
+    assert (finding.path, finding.severity) == ("app/values.yaml", "failure")
+    assert "is larger than the maximum file size 5242880" in finding.message
+
+
+def test_five_thousand_templates_render_within_the_default_limits(repo: GitBuilder) -> None:
+    repo.branch("pr")
+    for i in range(5000):
+        repo.write(
+            f"app/templates/cm{i}.yaml",
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}}}\ndata: {{i: '{i}'}}\n",
+        )
+    repo.commit("5000 templates")
+    with SandboxedHelm(SandboxLimits(), workers=1) as helm:
+        engine = Engine(GitRepo(repo.path), helm, RenderCache())
+        result = engine.review(ReviewInput(base="develop", head="pr", profiles=("equal",)))
+    assert render_findings(result.report) == []
+    assert len(result.context.charts[0].head["equal"].documents) == 5001
+
+
+def test_dates_in_a_values_file_reach_helm_as_text(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    # YAML loads `2024-01-01` as a date, which JSON cannot carry: this used to be a traceback.
+    template = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: when}\ndata: {at: {{ .Values.at | quote }}}\n"
+    repo.branch("pr").write("app/ci/equal-values.yaml", "at: 2024-01-01\n")
+    repo.write("app/templates/when.yaml", template).commit("dated")
+    engine = Engine(GitRepo(repo.path), sandbox, RenderCache())
+    result = engine.review(ReviewInput(base="develop", head="pr", profiles=("equal",)))
+    (when,) = [d for d in result.context.charts[0].head["equal"].documents if d.name == "when"]
+    assert when.body["data"] == {"at": "2024-01-01"}
+
+
+# -- what a template can reach ----------------------------------------------------------------------
+
+
+def test_files_see_only_the_charts_own_files(repo: GitBuilder, sandbox: SandboxedHelm) -> None:
+    template = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: peek}\ndata:\n"
+        '  passwd: {{ .Files.Get "/etc/passwd" | quote }}\n'
+        '  up: {{ .Files.Get "../../../etc/hostname" | quote }}\n'
+        '  all: "{{ range $path, $_ := .Files.Glob "**" }}{{ $path }},{{ end }}"\n'
+        '  host: {{ getHostByName "localhost" | quote }}\n'
+    )
+    repo.branch("pr").write("app/files/a.txt", "A\n").write("app/templates/peek.yaml", template)
+    repo.commit("peek")
+    engine = Engine(GitRepo(repo.path), sandbox, RenderCache())
+    result = engine.review(ReviewInput(base="develop", head="pr", profiles=("equal",)))
+    rendered = result.context.charts[0].head["equal"]
+    assert rendered.error is None, rendered.error
+    (peek,) = [d for d in rendered.documents if d.name == "peek"]
+    assert peek.body["data"] == {
+        "passwd": "",
+        "up": "",
+        "all": "ci/burst-values.yaml,ci/equal-values.yaml,files/a.txt,",
+        "host": "",
+    }
+
+
+def test_render_processes_hold_no_secrets(
+    monkeypatch: pytest.MonkeyPatch, repo: GitBuilder
+) -> None:
+    monkeypatch.setenv("GITHUB_PRIVATE_KEY", "-----BEGIN KEY-----")
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "hush")
+    with SandboxedHelm(LIMITS, workers=1) as helm:
+        repo.branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")
+        review(repo, helm)
+        (pid,) = helm.pids()
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    assert b"GITHUB_" not in environ
+    # The pool is the parallelism: each process's Go runtime keeps to one core.
+    assert b"GOMAXPROCS=1\0" in environ
+
+
+# -- process lifetime -------------------------------------------------------------------------------
+
+ORPHAN = """
+import io, os, signal, sys, tarfile
+sys.path.insert(0, {root!r})
+from bot.render.sandbox import SandboxedHelm
+data = b"apiVersion: v2\\nname: x\\nversion: 1.0.0\\n"
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    info = tarfile.TarInfo("chart/Chart.yaml"); info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+helm = SandboxedHelm(workers=2)
+helm.render(buf.getvalue(), {{}}, "r", "default")
+print(*helm.pids(), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def test_render_processes_die_with_the_bot() -> None:
+    root = str(ROOT)
+    script = ORPHAN.format(root=root)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    pids = [int(p) for p in proc.stdout.split()]
+    assert pids and proc.returncode == -9
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(p) for p in pids)
+
+
+def test_a_process_killed_while_idle_is_replaced_quietly(
+    repo: GitBuilder, sandbox: SandboxedHelm
+) -> None:
+    repo.branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")
+    review(repo, sandbox)
+    (pid,) = sandbox.pids()
+    os.kill(pid, 9)
+    while alive(pid):
+        time.sleep(0.01)
+    assert render_findings(review(repo, sandbox)) == []
+    assert sandbox.pids() != [pid]
+
+
+def test_close_ends_the_processes(repo: GitBuilder) -> None:
+    helm = SandboxedHelm(LIMITS, workers=1)
+    repo.branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")
+    review(repo, helm)
+    pids = helm.pids()
+    helm.close()
+    assert pids and not any(alive(p) for p in pids)
+    with pytest.raises(RenderFailure, match="shut down"):
+        helm.render(b"", {}, "r", "default")
+
+
+# -- configuration ---------------------------------------------------------------------------------
+
+
+def test_limits_from_the_environment() -> None:
+    env = {"RENDER_TIMEOUT": "5", "RENDER_CPU_SECONDS": "3", "RENDER_MEMORY_MB": "512"}
+    assert render_limits(env) == SandboxLimits(5.0, 3, 512 * 2**20)
+    assert render_limits({}) == SandboxLimits()
+    with pytest.raises(SettingsError, match="RENDER_CPU_SECONDS must be positive, got 0"):
+        render_limits({"RENDER_CPU_SECONDS": "0"})
+
+
+def test_the_embedded_renderer_is_the_sandbox() -> None:
+    renderer = make_renderer("embedded", LIMITS)
+    assert isinstance(renderer, SandboxedHelm) and renderer.limits == LIMITS
+    assert "sandbox cpu=1s" in renderer.version
+    assert os.getpid() not in renderer.pids()

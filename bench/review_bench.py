@@ -39,7 +39,7 @@ from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm  # noqa: E402
 from bot.render.factory import make_renderer
-from checks import by_name  # noqa: E402
+from checks import REGISTRY  # noqa: E402
 from checks.qos.compare import clear_memo  # noqa: E402
 
 PROFILES = ("aks", "bm", "eks", "gke", "oc")
@@ -177,9 +177,9 @@ def main() -> None:
         pool = ThreadPoolExecutor(RENDER_WORKERS)
         reviews, raws, serial, checks_share = [], [], [], {}
         raw_renders(sides, pool)  # warm the library once, as a long-running worker would be
-        Engine(repo, helm, RenderCache()).review(ReviewInput(base="develop", head="pr"))
+        Engine(repo, helm, REGISTRY, RenderCache()).review(ReviewInput(base="develop", head="pr"))
         for _ in range(args.rounds):
-            engine = Engine(repo, helm, RenderCache())
+            engine = Engine(repo, helm, REGISTRY, RenderCache())
             clear_parse_cache()
             clear_memo()
             repo.clear_listings()
@@ -221,7 +221,7 @@ def qos_alone(ctx: Context, rounds: int = 50) -> float:
     """The QoS check by itself over the review's renders, repeated with its memo cleared: the
     check's own work. Its figure in the review is higher: there it is the first to walk each
     render's pods, fresh from the parse, out of the processor's caches."""
-    check = by_name("qos")
+    check = REGISTRY.by_name("qos")
     assert check is not None
     samples = []
     for _ in range(rounds):

@@ -14,7 +14,7 @@ import yaml
 
 from bot.engine.check import Check
 from bot.engine.config import ProfileSpec
-from bot.engine.context import ChartRenders, Context, Rendered
+from bot.engine.context import ChartContext, ChartRenders, Rendered
 from bot.engine.manifests import Document
 from bot.engine.report import Finding, Severity
 from bot.engine.yaml.blocks import LOADER
@@ -47,10 +47,8 @@ MESSAGE = (
 )
 
 
-def run(ctx: Context) -> list[Finding]:
+def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
-    if chart is None:
-        return []
     base_defaults, head_defaults = (
         chart_defaults(ctx.base, chart.path),
         chart_defaults(ctx.head, chart.path),
@@ -182,11 +180,9 @@ def _pod_security_line(source: str | None) -> int | None:
     return block_line(source, opener, key_pattern("runAsUser")) or opener
 
 
-def explain(ctx: Context) -> list[str]:
+def explain(ctx: ChartContext) -> list[str]:
     """For `--explain`: which profiles were held to assigned UIDs, and why."""
     chart = ctx.chart
-    if chart is None:
-        return []
     lines = []
     defaults = chart_defaults(ctx.head, chart.path)
     for profile, rendered in sorted(chart.head.items()):

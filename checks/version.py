@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.engine.chart.files import ChartMeta, read_chart_meta
 from bot.engine.check import Check
-from bot.engine.context import ChartRenders, Context, OpenPR
+from bot.engine.context import ChartContext, ChartRenders, OpenPR
 from bot.engine.report import Finding, Severity
 from bot.versions.claims import (
     Claim,
@@ -53,11 +53,9 @@ class Assessment:
     verdict: Verdict
 
 
-def assess(ctx: Context) -> Assessment | None:
+def assess(ctx: ChartContext) -> Assessment | None:
     """The chart's claim at head and its verdict against the target's tip and the open PRs."""
     chart = ctx.chart
-    if chart is None:
-        return None
     ignore = ctx.config.version.ignore
     changed = [p for c in ctx.changes for p in (c.path, c.old_path) if p]
     claim = claim_between(chart.path, ctx.base, ctx.head, changed, ignore)
@@ -73,7 +71,7 @@ def assess(ctx: Context) -> Assessment | None:
     )
 
 
-def _targets(ctx: Context, pr: OpenPR) -> bool:
+def _targets(ctx: ChartContext, pr: OpenPR) -> bool:
     """Whether `pr` merges into the same branch; unknown or unresolvable base branches count."""
     if not pr.base_ref:
         return True
@@ -81,7 +79,7 @@ def _targets(ctx: Context, pr: OpenPR) -> bool:
     return tip is None or tip == ctx.target.commit
 
 
-def run(ctx: Context) -> list[Finding]:
+def run(ctx: ChartContext) -> list[Finding]:
     a = assess(ctx)
     if a is None or a.claim.head is None:
         return []
@@ -95,7 +93,7 @@ def run(ctx: Context) -> list[Finding]:
     return findings
 
 
-def explain(ctx: Context) -> list[str]:
+def explain(ctx: ChartContext) -> list[str]:
     a = assess(ctx)
     if a is None or a.claim.head is None:
         return []
@@ -136,7 +134,7 @@ def _finding(
     )
 
 
-def _verdict_finding(ctx: Context, a: Assessment) -> Finding | None:
+def _verdict_finding(ctx: ChartContext, a: Assessment) -> Finding | None:
     v, claim = a.verdict, a.claim
     assert claim.head is not None
     base = claim.base.version if claim.base else None
@@ -193,7 +191,7 @@ def _verdict_finding(ctx: Context, a: Assessment) -> Finding | None:
     return None
 
 
-def _taken_finding(ctx: Context, a: Assessment, take: str) -> Finding:
+def _taken_finding(ctx: ChartContext, a: Assessment, take: str) -> Finding:
     claim, v = a.claim, a.verdict
     assert claim.head is not None and claim.head.version is not None
     head = claim.head.version

@@ -24,12 +24,12 @@ from bot.app.logs import log_context
 from bot.app.metrics import Metrics
 from bot.app.publish import CheckRunOutput
 from bot.app.queue import Busy, HueyJobQueue
-from bot.app.review_pull import review_pull, target_config
+from bot.app.review_pull import integration_branch_of, review_pull, target_config
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
 from bot.app.version_watch import claimants, claimed_versions
-from bot.engine.context import OpenPR
 from bot.git.mirror import Mirrors
+from bot.git.refs import Branch
 from bot.git.repo import GitRepo
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
@@ -233,15 +233,10 @@ class Worker:
     ) -> list[PullState]:
         """A push to a PR's target, or to the integration branch every version is compared with."""
         develop = self._develop_branch(client, git)
-        return [p for p in open_prs if branch in (p.base_ref, develop)]
+        return [p for p in open_prs if branch in (p.base_ref, develop.name if develop else None)]
 
-    def _develop_branch(self, client: RepoClient, git: GitRepo) -> str:
-        default = client.info().default_branch
-        config, _ = target_config(git, git.resolve(f"refs/heads/{default}") or "HEAD")
-        for branch in (config.develop if config else None, "develop"):
-            if branch and git.resolve(f"refs/heads/{branch}"):
-                return branch
-        return default
+    def _develop_branch(self, client: RepoClient, git: GitRepo) -> Branch | None:
+        return integration_branch_of(git, client.info().default_branch)
 
     def _racers(
         self, client: RepoClient, git: GitRepo, number: int | None, open_prs: Sequence[PullState]
@@ -285,15 +280,11 @@ class Worker:
         config, _ = target_config(git, target) if target else (None, None)
         if config is None or not config.release_board:
             return
-        develop = git.resolve(f"refs/heads/{self._develop_branch(client, git)}")
+        develop = self._develop_branch(client, git)
         if develop is None:
             return
-        prs = [
-            OpenPR(p.number, p.head_sha, p.head_ref, p.base_ref, p.title)
-            for p in open_prs
-            if git.resolve(p.head_sha)
-        ]
-        board = build_board(git, develop, prs, ignore=tuple(config.version.ignore))
+        prs = [p.open_pr() for p in open_prs if git.resolve(p.head_sha)]
+        board = build_board(git, develop.sha, prs, ignore=tuple(config.version.ignore))
         client.upsert_issue(BOARD_TITLE, board_markdown(board))
 
 

@@ -10,11 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.markdown import RENDER_SECTION, Section, charts_line, section_markdown, summary_line
+from bot.engine.markdown import Section, charts_line, section_markdown, summary_line
 from bot.engine.report import Finding, Report, Severity, headline, icon
 
 CHECK_RUN_PREFIX = "chart-review/"
-RENDER_CHECK = RENDER_SECTION.name
 MAX_OUTPUT_CHARS = 65535  # output.summary and output.text, each (checks/create)
 ANNOTATIONS_PER_REQUEST = 50  # output.annotations per create or update (checks/update)
 MAX_ANNOTATION_TITLE = 255
@@ -149,13 +148,11 @@ def _output(section: Section, report: Report) -> CheckRunOutput:
 
 
 def _families(report: Report, sections: Sequence[Section]) -> list[Section]:
-    """The report's check families in the order they ran, then rendering when it found
-    something: a render run that always said "success" would only be noise."""
+    """The report's check families in the order they ran, but a quiet one (rendering) only when
+    it found something: a render run that always said "success" would only be noise."""
     known = {s.name: s for s in sections}
     families = [known.get(name, Section(name, name)) for name in report.checks_run]
-    if report.findings_for(RENDER_CHECK) and RENDER_CHECK not in report.checks_run:
-        families.append(RENDER_SECTION)
-    return families
+    return [s for s in families if s.shown(report)]
 
 
 def check_run_outputs(report: Report, sections: Sequence[Section]) -> list[CheckRunOutput]:

@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import checks as registry
 from bot.app.github.app import PullState, RepoClient
 from bot.app.publish import (
     CHECK_RUN_PREFIX,
@@ -22,16 +21,17 @@ from bot.app.publish import (
     summary_comment,
 )
 from bot.engine.config import CONFIG_PATH, Config, ConfigError, parse_config
-from bot.engine.context import OpenPR, PullRequestInfo, RepoResolver
+from bot.engine.context import PullRequestInfo, RepoResolver
 from bot.engine.report import Report
-from bot.engine.review import Engine, ReviewInput
+from bot.engine.review import Engine, ReviewInput, ReviewResult
+from bot.git.refs import Branch, integration_branch
 from bot.git.repo import GitRepo
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
+from checks import REGISTRY
 
 log = logging.getLogger(__name__)
 
-RENDER_RUN = CHECK_RUN_PREFIX + "render"
 REVIEW_BODY = (
     "chart-review found these on lines this PR changed (the summary comment has the rest)."
 )
@@ -44,15 +44,27 @@ class Published:
 
 
 def run_names(config: Config | None) -> list[str]:
-    """The check runs a review will complete; with an unreadable config, every registered one."""
-    names = [c.name for c in registry.CHECKS if config is None or config.enabled(c.name)]
+    """The check runs a review will complete; with an unreadable config, every registered one. A
+    quiet check (rendering) gets its run only when it has something to say."""
+    names = [
+        c.name for c in REGISTRY if not c.quiet and (config is None or config.enabled(c.name))
+    ]
     return [CHECK_RUN_PREFIX + n for n in names]
+
+
+def integration_branch_of(git: GitRepo, default_branch: str) -> Branch | None:
+    """The repository's integration branch, by the config on its default branch."""
+    default_sha = git.resolve(f"refs/heads/{default_branch}")
+    config, _ = target_config(git, default_sha) if default_sha else (None, None)
+    return integration_branch(
+        git, config.develop if config else None, default_branch=default_branch
+    )
 
 
 def target_config(git: GitRepo, target: str) -> tuple[Config | None, str | None]:
     try:
         text = git.tree(target).text(CONFIG_PATH)
-        return parse_config(text, known_checks=[c.name for c in registry.CHECKS]), None
+        return parse_config(text, known_checks=REGISTRY.names), None
     except ConfigError as exc:
         return None, str(exc)
 
@@ -72,9 +84,10 @@ def review_pull(
     try:
         if config_error is not None:
             raise ConfigError(config_error)
-        report, changed = _review(git, pr, target, open_prs, renderer, cache, links)
-        conclusion = _publish(client, pr, report, changed, runs)
-        return Published(report, conclusion)
+        result = _review(git, pr, target, open_prs, renderer, cache, links)
+        publisher = CheckRunPublisher(client, pr, runs)
+        publisher.publish(result)
+        return Published(result.report, publisher.conclusion)
     except Exception as exc:
         log.exception("review of #%s at %s failed", pr.number, pr.head_sha[:12])
         reason = _reason(exc)
@@ -91,13 +104,8 @@ def _review(
     renderer: Renderer,
     cache: RenderCache,
     links: RepoResolver,
-) -> tuple[Report, dict[str, frozenset[int]]]:
-    """The report, and the lines the PR added per file (where inline comments may go)."""
-    others = tuple(
-        OpenPR(p.number, p.head_sha, p.head_ref, p.base_ref, p.title)
-        for p in open_prs
-        if p.number != pr.number
-    )
+) -> ReviewResult:
+    others = tuple(p.open_pr() for p in open_prs if p.number != pr.number)
     inp = ReviewInput(
         base=target,
         head=pr.head_sha,
@@ -107,34 +115,39 @@ def _review(
     )
     started = time.perf_counter()
     log.info("reviewing")
-    result = Engine(git, renderer, cache).review(inp)
+    result = Engine(git, renderer, REGISTRY, cache).review(inp)
     log.info("reviewed in %.2f s", time.perf_counter() - started)
-    changed = {c.path: c.added_lines for c in result.context.changes if c.added_lines}
-    return result.report, changed
+    return result
 
 
-def _publish(
-    client: RepoClient,
-    pr: PullState,
-    report: Report,
-    changed: dict[str, frozenset[int]],
-    runs: dict[str, int],
-) -> str:
-    outputs = check_run_outputs(report, registry.sections())
-    extra = [o.name for o in outputs if o.name not in runs]
-    if extra:
-        runs.update(client.begin_check_runs(pr.head_sha, extra))
-    for out in outputs:
-        client.complete_check_run(runs[out.name], out)
-        del runs[out.name]  # only once GitHub has it: a failed one is completed as failed below
-    for name, run_id in runs.items():  # a check the config turned off since the runs began
-        client.complete_check_run(run_id, failed_output(name, "this check is disabled"))
-    comments = inline_comments(report, changed, client.bot_review_comments(pr.number))
-    if comments:
-        client.post_review(pr.number, pr.head_sha, comments, REVIEW_BODY)
-    # Last, so that the summary naming this head means the whole review is out.
-    client.upsert_summary_comment(pr.number, summary_comment(report, registry.sections()))
-    return _worst(o.conclusion for o in outputs)
+class CheckRunPublisher:
+    """The App's Publisher: completes the check runs begun before the review (and begins those
+    the report needs beyond them), posts inline comments on lines the PR changed, and keeps the
+    summary comment; `conclusion` is then the worst run's."""
+
+    def __init__(self, client: RepoClient, pr: PullState, runs: dict[str, int]) -> None:
+        self.client, self.pr, self.runs = client, pr, runs
+        self.conclusion = "neutral"
+
+    def publish(self, result: ReviewResult) -> None:
+        client, pr, runs, report = self.client, self.pr, self.runs, result.report
+        outputs = check_run_outputs(report, REGISTRY.sections())
+        extra = [o.name for o in outputs if o.name not in runs]
+        if extra:
+            runs.update(client.begin_check_runs(pr.head_sha, extra))
+        for out in outputs:
+            client.complete_check_run(runs[out.name], out)
+            del runs[out.name]  # only once GitHub has it: a failed one is completed as failed
+        for name, run_id in runs.items():  # a check the config turned off since the runs began
+            client.complete_check_run(run_id, failed_output(name, "this check is disabled"))
+        # Inline comments go only on the lines the PR added at head.
+        changed = {c.path: c.added_lines for c in result.context.changes if c.added_lines}
+        comments = inline_comments(report, changed, client.bot_review_comments(pr.number))
+        if comments:
+            client.post_review(pr.number, pr.head_sha, comments, REVIEW_BODY)
+        # Last, so that the summary naming this head means the whole review is out.
+        client.upsert_summary_comment(pr.number, summary_comment(report, REGISTRY.sections()))
+        self.conclusion = _worst(o.conclusion for o in outputs)
 
 
 def _worst(conclusions: Iterable[str]) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.errors import ChartReviewError
 from bot.render.sandbox import SandboxLimits
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -14,7 +15,7 @@ DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_BYTES = 25 * 1024 * 1024
 
 
-class SettingsError(Exception):
+class SettingsError(ChartReviewError):
     """A missing or malformed environment variable; the message names it."""
 
 

@@ -23,9 +23,11 @@ from typing import Any
 
 import yaml
 
+from bot.cli.errors import UsageError
 from bot.cli.links import REPO_NAME_RE, local_resolver
+from bot.cli.report_writer import ReportWriter
+from bot.engine.check import Registry
 from bot.engine.context import OpenPR, PullRequestInfo, RepoResolver, no_links
-from bot.engine.markdown import Section, to_markdown
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
@@ -129,9 +131,9 @@ def build_linked(root: Path, name: str, dest: Path) -> Path:
     then its PR folders, laid down like a scenario's."""
     source = root / LINKED / name
     if not REPO_NAME_RE.match(name):
-        raise ValueError(f"links: {name!r} is not a repository OWNER/NAME")
+        raise UsageError(f"links: {name!r} is not a repository OWNER/NAME")
     if not (source / "repo").is_dir():
-        raise ValueError(f"links: {name}: no {source / 'repo'}")
+        raise UsageError(f"links: {name}: no {source / 'repo'}")
     dest.mkdir(parents=True)
     b = Builder(dest)
     b.lay(source / "repo")
@@ -159,15 +161,15 @@ def lay_prs(b: Builder, start: str, prs: Sequence[DemoPR]) -> None:
             b.git("tag", pr.tag)
 
 
-def run(keep: str | None, fmt: str, sections: Sequence[Section]) -> int:
+def run(keep: str | None, fmt: str, registry: Registry) -> int:
     base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="chart-review-demo-"))
     if base.exists() and any(base.iterdir()):
-        raise ValueError(f"--keep {base}: directory is not empty")
+        raise UsageError(f"--keep {base}: directory is not empty")
     try:
         for scenario in scenarios(EXAMPLES):
             sys.stdout.write(f"# Scenario: {scenario.name}\n\n")
             linked = base / LINKED / scenario.name
-            review_scenario(scenario, base / scenario.name, linked, fmt, sections)
+            review_scenario(scenario, base / scenario.name, linked, fmt, registry)
         if keep:
             print(
                 f"The demo repositories are under {base}; try: chart-review versions --repo {base}/version"
@@ -179,13 +181,14 @@ def run(keep: str | None, fmt: str, sections: Sequence[Section]) -> int:
 
 
 def review_scenario(
-    scenario: Path, dest: Path, linked: Path, fmt: str, sections: Sequence[Section]
+    scenario: Path, dest: Path, linked: Path, fmt: str, registry: Registry
 ) -> None:
     dest.mkdir(parents=True)
     prs = build(EXAMPLES, scenario, dest)
     paths = build_links(prs, linked)
     repo = GitRepo(dest)
-    engine = Engine(repo, EmbeddedHelm(), RenderCache())
+    engine = Engine(repo, EmbeddedHelm(), registry, RenderCache())
+    writer = ReportWriter(fmt, registry.sections())
     still_open = [p for p in prs if not p.merge]
     open_prs = [
         OpenPR(p.number, repo.resolve(p.branch) or "", p.branch, DEVELOP, p.title)
@@ -202,8 +205,7 @@ def review_scenario(
                 links=link_resolver(pr, paths),
             )
         )
-        report = result.report
-        text = report.to_json_text() if fmt == "json" else to_markdown(report, sections)
+        text = writer.text(result)
         sys.stdout.write(f"## PR #{pr.number} ({pr.branch}): {pr.title}\n\n{text}\n")
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from bot.cli.errors import UsageError
+from bot.cli.open_prs import pull_request_heads
 from bot.engine.context import LinkedRepo, OpenPR, RepoResolver
+from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
 
 LINK_USAGE = "--link OWNER/NAME=PATH[@REF]"
 REPO_NAME_RE = re.compile(r"^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$")
 REF_RE = re.compile(r"^[\w./-]+$")
-PULL_HEADS = "refs/pull/*/head"
-PULL_HEAD_RE = re.compile(r"^refs/pull/(\d+)/head$")
-DEVELOP_REFS = ("refs/heads/develop", "refs/remotes/origin/develop")
 NOT_LINKED = "not linked; pass --link OWNER/NAME=PATH"
 
 
@@ -24,18 +24,18 @@ def parse_link(arg: str) -> tuple[str, str, str | None]:
     name, sep, rest = arg.partition("=")
     name = name.strip()
     if not sep or not REPO_NAME_RE.match(name):
-        raise ValueError(f"{LINK_USAGE}: expected a repository OWNER/NAME before '=', got {arg!r}")
+        raise UsageError(f"{LINK_USAGE}: expected a repository OWNER/NAME before '=', got {arg!r}")
     path, at, ref = rest.rpartition("@") if "@" in rest else (rest, "", "")
     if not path:
-        raise ValueError(f"{LINK_USAGE}: no local path after '=' in {arg!r}")
+        raise UsageError(f"{LINK_USAGE}: no local path after '=' in {arg!r}")
     if at and (not ref or ".." in ref or not REF_RE.match(ref)):
-        raise ValueError(f"{LINK_USAGE}: {ref!r} is not a git ref (in {arg!r})")
+        raise UsageError(f"{LINK_USAGE}: {ref!r} is not a git ref (in {arg!r})")
     return name, path, ref or None
 
 
 def local_resolver(links: Mapping[str, tuple[str, str | None]]) -> RepoResolver:
     """Open every linked repository now, so that a wrong path or ref fails before the review starts
-    (ValueError naming the link); the resolver then answers from what was opened."""
+    (UsageError naming the link); the resolver then answers from what was opened."""
     opened = {name: _open(name, path, ref) for name, (path, ref) in links.items()}
 
     def resolve(name: str) -> LinkedRepo:
@@ -48,30 +48,22 @@ def _open(name: str, path: str, ref: str | None) -> LinkedRepo:
     try:
         repo = GitRepo(path)
     except GitError as exc:
-        raise ValueError(f"--link {name}: {exc}") from None
+        raise UsageError(f"--link {name}: {exc}") from None
     develop = _develop(repo, ref)
     if develop is None:
         wanted = ref or "develop, or a default branch"
-        raise ValueError(f"--link {name}: {path} has no {wanted}")
+        raise UsageError(f"--link {name}: {path} has no {wanted}")
     return LinkedRepo(name=name, git=repo, develop=develop, open_prs=open_prs(repo, develop))
 
 
 def _develop(repo: GitRepo, ref: str | None) -> str | None:
     if ref is not None:
         return repo.resolve(ref)
-    for develop_ref in DEVELOP_REFS:
-        if sha := repo.resolve(develop_ref):
-            return sha
-    default = repo.default_branch()
-    return repo.resolve(default) if default else None
+    found = integration_branch(repo)
+    return found.sha if found else None
 
 
 def open_prs(repo: GitRepo, develop: str) -> tuple[OpenPR, ...]:
     """`refs/pull/N/head` that develop does not contain: the PRs still open, as far as a local
     mirror can tell."""
-    prs = []
-    for ref, sha in repo.refs(PULL_HEADS).items():
-        match = PULL_HEAD_RE.match(ref)
-        if match and not repo.is_ancestor(sha, develop):
-            prs.append(OpenPR(number=int(match.group(1)), head=sha))
-    return tuple(sorted(prs, key=lambda pr: pr.number))
+    return tuple(pr for pr in pull_request_heads(repo) if not repo.is_ancestor(pr.head, develop))

@@ -1,36 +1,39 @@
-"""`chart-review`: the command line. Exit 0 no failure, 1 a failure finding, 2 the tool could not run."""
+"""`chart-review`: the command line. Exit 0 no failure, 1 a failure finding, 2 the tool could not run
+(bad arguments or input, said in one line), 3 an internal error (a bug: the traceback is logged)."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-import checks as registry
-from bot.app.settings import SettingsError, render_limits
+from bot import __version__
+from bot.app.settings import render_limits
 from bot.cli import qos as qos_cli
 from bot.cli import versions as versions_cli
+from bot.cli.errors import UsageError
 from bot.cli.links import local_resolver, parse_link
 from bot.cli.open_prs import discover_open_prs
-from bot.engine.chart.selection import ChartError
-from bot.engine.config import ConfigError
+from bot.cli.report_writer import ReportWriter
+from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.context import PullRequestInfo
-from bot.engine.markdown import to_markdown
-from bot.engine.review import Engine, ReviewError, ReviewInput
-from bot.git.repo import GitError, GitRepo
-from bot.render.base import RenderFailure
+from bot.engine.review import Engine, ReviewInput
+from bot.errors import ChartReviewError
+from bot.git.refs import integration_branch
+from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
+from checks import REGISTRY
 
-EXIT_OK, EXIT_FAILURE, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FAILURE, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "chart-review"
+INTERNAL_ERROR = "internal error, please report it with the traceback above: {error}"
 
-
-class UsageError(Exception):
-    """Bad arguments: one line, exit 2."""
+log = logging.getLogger(__name__)
 
 
 class Parser(argparse.ArgumentParser):
@@ -104,8 +107,7 @@ def add_review(sub: argparse._SubParsersAction) -> None:
 
 
 def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
-    develop = args.develop or ("develop" if repo.resolve("develop") else repo.default_branch())
-    develop_sha = repo.resolve(develop) if develop else None
+    develop_sha = develop_commit(repo, args.develop, args.base)
     open_prs = (
         discover_open_prs(repo, develop_sha, args.open_pr, exclude_head=repo.resolve(args.head))
         if develop_sha
@@ -127,6 +129,24 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
     )
 
 
+def develop_commit(repo: GitRepo, requested: str | None, base: str) -> str | None:
+    """The integration branch the open PRs are measured against: the one asked for, which must
+    exist, else the one the config at the PR's base names, as the engine decides (bot/git/refs.py)."""
+    if requested:
+        sha = repo.resolve(requested)
+        if sha is None:
+            raise UsageError(f"--develop '{requested}' is not a commit in {repo.path}")
+        return sha
+    target = repo.resolve(base)
+    config = (
+        parse_config(repo.tree(target).text(CONFIG_PATH), known_checks=REGISTRY.names)
+        if target
+        else None
+    )
+    found = integration_branch(repo, config.develop if config else None)
+    return found.sha if found else None
+
+
 def read_pr_body(source: str | None) -> str:
     if source is None:
         return ""
@@ -141,30 +161,11 @@ def read_pr_body(source: str | None) -> str:
 def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     cache = RenderCache(Path(args.cache_dir)) if args.cache_dir else RenderCache()
-    engine = Engine(repo, make_renderer(args.renderer, render_limits()), cache)
+    engine = Engine(repo, make_renderer(args.renderer, render_limits()), REGISTRY, cache)
     result = engine.review(review_input(args, repo), explain=args.explain)
-    report = result.report
-    text = (
-        report.to_json_text() if args.format == "json" else to_markdown(report, registry.sections())
-    )
-    if args.explain and args.format == "markdown" and result.explanations:
-        text += (
-            "\n### Considered and left alone\n\n"
-            + "\n".join(f"- {line}" for line in result.explanations)
-            + "\n"
-        )
-    write_output(text, args.output)
-    return EXIT_FAILURE if report.failed else EXIT_OK
-
-
-def write_output(text: str, output: str | None) -> None:
-    if output:
-        try:
-            Path(output).write_text(text)
-        except OSError as exc:
-            raise UsageError(f"--output {output}: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    writer = ReportWriter(args.format, REGISTRY.sections(), args.output, args.explain)
+    writer.publish(result)
+    return EXIT_FAILURE if result.report.failed else EXIT_OK
 
 
 def add_demo(sub: argparse._SubParsersAction) -> None:
@@ -179,7 +180,7 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     from bot.cli.demo import run
 
-    return run(keep=args.keep, fmt=args.format, sections=registry.sections())
+    return run(keep=args.keep, fmt=args.format, registry=REGISTRY)
 
 
 def add_app(sub: argparse._SubParsersAction) -> None:
@@ -213,6 +214,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_review(sub)
     qos_cli.add_parser(sub)
@@ -226,22 +228,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
-    except (
-        UsageError,
-        ReviewError,
-        ChartError,
-        ConfigError,
-        GitError,
-        RenderFailure,
-        SettingsError,
-        ValueError,
-    ) as exc:
+    except ChartReviewError as exc:
         return fail(str(exc))
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug: say so, never pass it off as a usage error
+        log.exception("internal error")
+        print(f"{PROG}: {INTERNAL_ERROR.format(error=f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

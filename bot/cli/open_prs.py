@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bot.cli.errors import UsageError
 from bot.engine.context import OpenPR
+from bot.git.refs import pull_number
 from bot.git.repo import GitRepo
 
-PULL_REF_RE = re.compile(r"^refs/pull/(\d+)/head$")
 OPEN_PR_ARG_RE = re.compile(r"^(\d+)=(.+)$")
 # Long-lived branches that are never a PR's head.
 MAINLINE_BRANCHES = frozenset({"develop", "main", "master", "HEAD"})
@@ -20,11 +21,11 @@ MAINLINE_BRANCHES = frozenset({"develop", "main", "master", "HEAD"})
 def discover_open_prs(
     repo: GitRepo, develop_sha: str, explicit: list[str] | None, exclude_head: str | None
 ) -> tuple[OpenPR, ...]:
-    """The open PRs' heads. Raises ValueError naming a malformed or unknown `--open-pr`."""
+    """The open PRs' heads. Raises UsageError naming a malformed or unknown `--open-pr`."""
     if explicit:
         found = [parse_open_pr(repo, arg) for arg in explicit]
         return tuple(pr for pr in found if pr.head != exclude_head)
-    prs = _pull_refs(repo) or _branches(repo)
+    prs = pull_request_heads(repo) or _branches(repo)
     return tuple(
         pr
         for pr in _unique_heads(prs)
@@ -35,20 +36,21 @@ def discover_open_prs(
 def parse_open_pr(repo: GitRepo, arg: str) -> OpenPR:
     match = OPEN_PR_ARG_RE.match(arg.strip())
     if match is None:
-        raise ValueError(f"--open-pr {arg!r}: expected NUMBER=REF, e.g. 12=feature-x")
+        raise UsageError(f"--open-pr {arg!r}: expected NUMBER=REF, e.g. 12=feature-x")
     ref = match.group(2)
     sha = repo.resolve(ref)
     if sha is None:
-        raise ValueError(f"--open-pr {arg!r}: unknown ref {ref!r}")
+        raise UsageError(f"--open-pr {arg!r}: unknown ref {ref!r}")
     return OpenPR(number=int(match.group(1)), head=sha, ref=ref)
 
 
-def _pull_refs(repo: GitRepo) -> list[OpenPR]:
+def pull_request_heads(repo: GitRepo) -> list[OpenPR]:
+    """Every `refs/pull/N/head` a mirror fetched, by number."""
     prs = []
     for name, sha in repo.refs("refs/pull").items():
-        match = PULL_REF_RE.match(name)
-        if match:
-            prs.append(OpenPR(number=int(match.group(1)), head=sha))
+        number = pull_number(name)
+        if number is not None:
+            prs.append(OpenPR(number=number, head=sha))
     return sorted(prs, key=lambda pr: pr.number)
 
 

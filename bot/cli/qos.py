@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from bot.engine.manifests import Document, ManifestError, documents_from_text
+from bot.errors import ChartReviewError
 from checks.qos.check import classify
 
 PROG = "chart-review"
@@ -26,7 +27,7 @@ DESCRIPTION = (
 UNREADABLE = "{source}: cannot read: {reason}"
 
 
-class InputError(Exception):
+class InputError(ChartReviewError):
     """An input the command cannot use; the message names the file."""
 
 

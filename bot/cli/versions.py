@@ -6,13 +6,15 @@ import argparse
 import sys
 from typing import Any
 
+from bot.cli.errors import UsageError
 from bot.cli.open_prs import discover_open_prs
-from bot.engine.config import CONFIG_PATH, ConfigError, parse_config
+from bot.engine.config import CONFIG_PATH, parse_config
+from bot.errors import ChartReviewError
+from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
 from bot.versions.board import board_json_text, board_markdown, build_board
 
 EXIT_OK, EXIT_USAGE = 0, 2
-DEFAULT_DEVELOP = "develop"
 HELP = "show every open PR's chart-version claim and whether it is still free"
 
 
@@ -45,19 +47,14 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(str(exc))
     try:
         return _print_board(repo, args)
-    except (GitError, ConfigError, ValueError) as exc:
+    except ChartReviewError as exc:
         return _usage_error(str(exc))
     finally:
         repo.close()
 
 
 def _print_board(repo: GitRepo, args: argparse.Namespace) -> int:
-    develop_ref = args.develop or _default_develop(repo)
-    develop_sha = repo.resolve(develop_ref) if develop_ref else None
-    if develop_sha is None:
-        raise ValueError(
-            f"unknown develop ref {develop_ref!r}" if develop_ref else "no develop branch"
-        )
+    develop_sha = _develop(repo, args.develop)
     config = parse_config(repo.tree(develop_sha).text(CONFIG_PATH))
     open_prs = discover_open_prs(repo, develop_sha, args.open_pr, exclude_head=None)
     board = build_board(repo, develop_sha, open_prs, args.chart, ignore=config.version.ignore)
@@ -68,10 +65,20 @@ def _print_board(repo: GitRepo, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _default_develop(repo: GitRepo) -> str | None:
-    if repo.resolve(DEFAULT_DEVELOP) is not None:
-        return DEFAULT_DEVELOP
-    return repo.default_branch()
+def _develop(repo: GitRepo, requested: str | None) -> str:
+    """The branch asked for, else the integration branch that the config of the default branch
+    (the repository's HEAD) names, as bot/git/refs.py decides."""
+    if requested:
+        sha = repo.resolve(requested)
+        if sha is None:
+            raise UsageError(f"unknown develop ref {requested!r}")
+        return sha
+    head = repo.resolve(repo.default_branch() or "HEAD")
+    configured = parse_config(repo.tree(head).text(CONFIG_PATH)).develop if head else None
+    found = integration_branch(repo, configured)
+    if found is None:
+        raise UsageError("no develop branch")
+    return found.sha
 
 
 def _usage_error(message: str) -> int:

@@ -1,28 +1,61 @@
-"""What a check is: a name, a title, a run function over a Context, and optional extras for the report."""
+"""What a check is, and the registry of them that the edge hands the engine.
+
+A check is a name, a title and a pure run function: per chart over a `ChartContext` (its chart is
+always set), or once per review over the repository's `Context`. Optional extras: per-chart data
+for the JSON report, its own markdown section, and lines for `--explain`. The engine never imports
+`checks/`: `checks.REGISTRY` is passed in, as chart-testing's engine is handed its adapters."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
-from bot.engine.context import Context
+from bot.engine.context import ChartContext, Context
+from bot.engine.markdown import Section
 from bot.engine.report import Finding
 
-RunFn = Callable[[Context], list[Finding]]
-ChartDataFn = Callable[[Context], Mapping[str, Any]]
+C = TypeVar("C", bound=Context)
+
 # (findings of this check, chart path -> that chart's data) -> markdown body of the check's section
 SectionFn = Callable[[Sequence[Finding], Mapping[str, Mapping[str, Any]]], str]
-# Lines for `chart-review review --explain`: what the check considered and why it did not report it.
-ExplainFn = Callable[[Context], list[str]]
 
 
 @dataclass(frozen=True)
-class Check:
+class Check(Generic[C]):
     name: str
     title: str
-    run: RunFn
+    run: Callable[[C], list[Finding]]
     scope: Literal["chart", "repo"] = "chart"
-    chart_data: ChartDataFn | None = None
+    chart_data: Callable[[ChartContext], Mapping[str, Any]] | None = None
     section: SectionFn | None = None
-    explain: ExplainFn | None = None
+    # Lines for `chart-review review --explain`: what it considered and why it did not report it.
+    explain: Callable[[C], list[str]] | None = None
+    # A check with nothing to say on most reviews (rendering): no section, no check run, no
+    # summary line unless it found something, so that it is not noise on every PR.
+    quiet: bool = False
+
+
+ChartCheck = Check[ChartContext]
+RepoCheck = Check[Context]
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The checks a review may run, in the order their sections and check runs appear."""
+
+    checks: tuple[Check[Any], ...]
+
+    def __iter__(self) -> Iterator[Check[Any]]:
+        return iter(self.checks)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.checks)
+
+    def by_name(self, name: str) -> Check[Any] | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    def sections(self) -> list[Section]:
+        """The markdown section of every registered check, in registry order."""
+        return [Section(c.name, c.title, c.section, c.quiet) for c in self.checks]

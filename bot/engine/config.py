@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.engine.yaml.blocks import LOADER
 from bot.engine.yaml.errors import YAML_FAILURES
+from bot.errors import ChartReviewError
 
 CONFIG_PATH = ".github/chart-review.yml"
 # Checks whose options live at the top level of the file rather than under `checks:`.
@@ -20,7 +21,7 @@ TOP_LEVEL_CHECKS = ("version", "probes")
 SeverityName = Literal["failure", "warning", "notice"]
 
 
-class ConfigError(Exception):
+class ConfigError(ChartReviewError):
     """The config cannot be used. The message names the file, key and line."""
 
 

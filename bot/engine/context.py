@@ -3,6 +3,7 @@ imports an adapter, so the same check runs from the CLI, the worker and the test
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -79,6 +80,7 @@ class ChartRenders:
     profiles: Mapping[str, ProfileSpec] = field(default_factory=dict)
     exists_at_base: bool = True
     exists_at_head: bool = True
+    refused: Mapping[str, str] = field(default_factory=dict)  # side → why its tree was refused
 
     def side(self, side: str) -> Mapping[str, Rendered]:
         return self.base if side == "base" else self.head
@@ -94,7 +96,6 @@ class Context:
     develop: Tree | None
     changes: tuple[ChangedFile, ...]
     charts: tuple[ChartRenders, ...]
-    chart: ChartRenders | None = None  # set for per-chart checks
     open_prs: tuple[OpenPR, ...] = ()
     pr: PullRequestInfo = PullRequestInfo()
     links: RepoResolver = no_links
@@ -107,7 +108,13 @@ class Context:
                 return change
         return None
 
-    def for_chart(self, chart: ChartRenders) -> Context:
-        from dataclasses import replace
+    def for_chart(self, chart: ChartRenders) -> ChartContext:
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(Context)}
+        return ChartContext(**fields, chart=chart)
 
-        return replace(self, chart=chart)
+
+@dataclass(frozen=True, kw_only=True)
+class ChartContext(Context):
+    """What a per-chart check reads: the review's context and the one chart it is run on."""
+
+    chart: ChartRenders

@@ -11,10 +11,11 @@ from typing import Any, NamedTuple
 
 from bot.engine.yaml.blocks import clear_blocks, load_mappings
 from bot.engine.yaml.errors import YAML_FAILURES
+from bot.errors import ChartReviewError
 from bot.lru import IdentityMemo
 
 
-class ManifestError(Exception):
+class ManifestError(ChartReviewError):
     """A rendered template that is not YAML: names the template and line."""
 
     def __init__(self, template: str, line: int | None, reason: str) -> None:

@@ -16,9 +16,10 @@ class Section:
     name: str
     title: str
     body: SectionFn | None = None
+    quiet: bool = False  # shown only when its check found something
 
-
-RENDER_SECTION = Section("render", "Rendering")
+    def shown(self, report: Report) -> bool:
+        return not self.quiet or bool(report.findings_for(self.name))
 
 
 def escape_cell(text: str) -> str:
@@ -74,8 +75,5 @@ def to_markdown(report: Report, sections: Sequence[Section]) -> str:
         f"## {summary_line(report)}",
         f"Compared `{report.base[:12]}` → `{report.head[:12]}`. {charts_line(report)}",
     ]
-    for section in (RENDER_SECTION, *sections):
-        if section.name == "render" and not report.findings_for("render"):
-            continue
-        parts.append(section_markdown(section, report))
+    parts += [section_markdown(s, report) for s in sections if s.shown(report)]
     return "\n\n".join(parts) + "\n"

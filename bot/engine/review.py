@@ -10,14 +10,22 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-import checks as registry
-from bot.engine.chart.renders import ChartSource, render_chart
+from bot.engine.chart.renders import ChartSource, render_chart, render_error_entries
 from bot.engine.chart.selection import chart_dirs, chart_meta
+from bot.engine.check import Check, Registry
 from bot.engine.config import CONFIG_PATH, Config, parse_config
-from bot.engine.context import Context, OpenPR, PullRequestInfo, RepoResolver, no_links
-from bot.engine.render_findings import render_error_entries, render_findings
+from bot.engine.context import (
+    ChartContext,
+    Context,
+    OpenPR,
+    PullRequestInfo,
+    RepoResolver,
+    no_links,
+)
 from bot.engine.report import CRASHED, ChartSummary, Finding, Report, Severity, sort_findings
+from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Commit
+from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
 from bot.git.repo import GitRepo
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
@@ -29,7 +37,7 @@ _GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
 log = logging.getLogger(__name__)
 
 
-class ReviewError(Exception):
+class ReviewError(ChartReviewError):
     """The review could not run at all (unknown ref, unreadable config): exit 2, or a failed job."""
 
 
@@ -37,9 +45,7 @@ class ReviewError(Exception):
 class ReviewInput:
     base: str  # the branch (or commit) the PR targets
     head: str
-    develop: str | None = (
-        None  # the integration branch; None → `develop` if it exists, else default
-    )
+    develop: str | None = None  # the integration branch; None → as bot/git/refs.py decides
     charts: tuple[str, ...] = ()  # only these chart directories; () → the ones the PR touches
     all_charts: bool = False
     profiles: tuple[str, ...] = ()  # only these profiles; () → all
@@ -85,17 +91,20 @@ class ReviewResult:
 
 
 class Engine:
-    def __init__(self, repo: GitRepo, renderer: Renderer, cache: RenderCache | None = None) -> None:
+    """Reviews with the checks of `registry` (the edge passes `checks.REGISTRY`)."""
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        renderer: Renderer,
+        registry: Registry,
+        cache: RenderCache | None = None,
+    ) -> None:
         self.repo = repo
         self.renderer = renderer
+        self.registry = registry
         self.cache = cache if cache is not None else RenderCache()
         self.timings = Timings()
-
-    def resolve(self, ref: str, what: str) -> str:
-        sha = self.repo.resolve(ref)
-        if sha is None:
-            raise ReviewError(f"{what} '{ref}' is not a commit in {self.repo.path}")
-        return sha
 
     def _known(self, known: dict[str, str | None], ref: str, what: str) -> str:
         sha = known.get(ref)
@@ -103,31 +112,19 @@ class Engine:
             raise ReviewError(f"{what} '{ref}' is not a commit in {self.repo.path}")
         return sha
 
-    def develop_ref(self, requested: str | None, config: Config) -> str | None:
-        found = self._develop(requested, config, {})
-        return found[0] if found else None
-
     def _develop(
         self, requested: str | None, config: Config, known: dict[str, str | None]
-    ) -> tuple[str, str] | None:
-        """The integration branch and its commit: the first of the requested one, the configured
-        one, `develop` and the default branch that exists (`known` holds refs already resolved;
-        the default branch is only looked up when no named one exists)."""
-        for ref in (requested, config.develop, "develop"):
-            sha = (known[ref] if ref in known else self.repo.resolve(ref)) if ref else None
-            if ref and sha:
-                return ref, sha
-        default = self.repo.default_branch()
-        sha = self.repo.resolve(default) if default else None
-        if default and sha:
-            return default, sha
+    ) -> str | None:
+        """The integration branch's commit: the one asked for, which must exist, else the one
+        bot/git/refs.py names."""
         if requested:
-            raise ReviewError(f"--develop '{requested}' is not a commit in {self.repo.path}")
-        return None
+            return self._known(known, requested, "--develop")
+        found = integration_branch(self.repo, config.develop, known)
+        return found.sha if found else None
 
     def _git_facts(self, inp: ReviewInput) -> _GitFacts:
         # One git call for every ref the review may need: each subprocess costs a millisecond.
-        known = self.repo.resolve_many([inp.base, inp.head, inp.develop or "", "develop"])
+        known = self.repo.resolve_many([inp.base, inp.head, inp.develop or "", *DEVELOP_CANDIDATES])
         target = self._known(known, inp.base, "base")
         head = self._known(known, inp.head, "head")
         merge_base_f = _GIT_POOL.submit(self.repo.merge_base, target, head)
@@ -143,15 +140,13 @@ class Engine:
             if inp.pr.commits
             else _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=250)
         )
-        found = self._develop(inp.develop, config, known)
+        develop = self._develop(inp.develop, config, known)
         changes = changes_f.result()
         if changes is None:  # no merge base, or several: measured against the one chosen above
             changes = self.repo.changes(merge_base, head)
         for listing in listings:
             listing.result()  # read from the cache from here on, never listed twice
-        return _GitFacts(
-            target, head, merge_base, config, found[1] if found else None, changes, commits
-        )
+        return _GitFacts(target, head, merge_base, config, develop, changes, commits)
 
     def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
         started = time.perf_counter()
@@ -190,7 +185,7 @@ class Engine:
             target=self.repo.tree(target),
             develop=self.repo.tree(develop) if develop else None,
             changes=changes,
-            charts=tuple(c.renders for c in charts),
+            charts=charts,
             open_prs=tuple(p for p in inp.open_prs if p.head != head),
             pr=inp.pr if known.commits is None else replace(inp.pr, commits=known.commits.result()),
             links=inp.links,
@@ -198,9 +193,7 @@ class Engine:
             namespace=namespace,
         )
         findings: list[Finding] = []
-        for chart in charts:
-            findings += render_findings(chart)
-        chart_data: dict[str, dict[str, Any]] = {c.renders.path: {} for c in charts}
+        chart_data: dict[str, dict[str, Any]] = {c.path: {} for c in charts}
         explanations: list[str] = []
         t1 = time.perf_counter()
         for check in self.enabled_checks(config, inp.only_checks):
@@ -211,13 +204,13 @@ class Engine:
 
         summaries = tuple(
             ChartSummary(
-                path=c.renders.path,
-                name=c.renders.name,
-                version_base=chart_meta(base_tree, c.renders.path).version,
-                version_head=chart_meta(head_tree, c.renders.path).version,
-                profiles=tuple(sorted(set(c.renders.base) | set(c.renders.head))),
+                path=c.path,
+                name=c.name,
+                version_base=chart_meta(base_tree, c.path).version,
+                version_head=chart_meta(head_tree, c.path).version,
+                profiles=tuple(sorted(set(c.base) | set(c.head))),
                 render_errors=render_error_entries(c),
-                extra=chart_data[c.renders.path],
+                extra=chart_data[c.path],
             )
             for c in charts
         )
@@ -235,17 +228,16 @@ class Engine:
     def load_config(self, commit: str) -> Config:
         text = self.repo.tree(commit).text(CONFIG_PATH)
         # ConfigError names the key and line
-        return parse_config(text, known_checks=[c.name for c in registry.CHECKS])
+        return parse_config(text, known_checks=self.registry.names)
 
-    @staticmethod
-    def enabled_checks(config: Config, only: Sequence[str]) -> list[registry.Check]:
+    def enabled_checks(self, config: Config, only: Sequence[str]) -> list[Check[Any]]:
         return [
-            c for c in registry.CHECKS if config.enabled(c.name) and (not only or c.name in only)
+            c for c in self.registry if config.enabled(c.name) and (not only or c.name in only)
         ]
 
     @staticmethod
     def run_check(
-        check: registry.Check,
+        check: Check[Any],
         ctx: Context,
         chart_data: dict[str, dict[str, Any]],
         explanations: list[str] | None,
@@ -261,13 +253,13 @@ class Engine:
 
 
 def _run_one(
-    check: registry.Check,
+    check: Check[Any],
     ctx: Context,
     chart_data: dict[str, Any] | None,
     explanations: list[str] | None,
 ) -> list[Finding]:
     found = check.run(ctx)
-    if chart_data is not None and check.chart_data is not None:
+    if chart_data is not None and check.chart_data is not None and isinstance(ctx, ChartContext):
         chart_data.update(check.chart_data(ctx))
     if explanations is not None and check.explain is not None:
         explanations += check.explain(ctx)
@@ -275,7 +267,7 @@ def _run_one(
 
 
 def _contained(
-    check: registry.Check, chart: str | None, run: Callable[[], list[Finding]]
+    check: Check[Any], chart: str | None, run: Callable[[], list[Finding]]
 ) -> list[Finding]:
     """A check that fails with an error (a bug, or a crafted chart that drives it past a limit)
     costs its own findings for that chart, said as a warning, and nothing else: the other checks

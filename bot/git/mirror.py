@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from bot.errors import ChartReviewError
 from bot.git.repo import GitError, GitRepo
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ REFSPECS = (
 FETCH_TIMEOUT = 600.0
 
 
-class MirrorError(Exception):
+class MirrorError(ChartReviewError):
     """The repository could not be fetched; the message says why (never with the token)."""
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.errors import ChartReviewError
 from bot.git.diff import parse_unified_diff
 from bot.git.objects import ChangedFile, Commit
 from bot.lru import BoundedCache
@@ -29,7 +30,7 @@ _BLOB_BYTES, _BLOB_MAX = 32 << 20, 1 << 20
 # Chart archives by content, so a base reviewed again (every PR against develop) is not rebuilt.
 
 
-class GitError(Exception):
+class GitError(ChartReviewError):
     """A git command failed; the message names the command and git's reason."""
 
 

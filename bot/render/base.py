@@ -12,6 +12,8 @@ import tarfile
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from bot.errors import ChartReviewError
+
 # Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
 # another's YAML is parsed; the sandbox keeps one render process per worker.
 RENDER_WORKERS = max(2, min(4, os.cpu_count() or 2))
@@ -26,7 +28,7 @@ _LOAD_FILE_RE = re.compile(r'^cannot load ([^\s:]+):|^decompressed chart file "(
 _YAML_LINE_RE = re.compile(r"\byaml: line (\d+):")
 
 
-class RenderFailure(Exception):
+class RenderFailure(ChartReviewError):
     """Helm could not render: `template`/`line` are from Helm's message when it names them.
     `transient` failures (a wall-clock timeout under load, a kill by the kernel) may not recur, so
     they are not cached."""

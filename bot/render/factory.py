@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.render.base import Renderer
+from bot.render.base import Renderer, RenderFailure
 from bot.render.helm_cli import HelmCLI
 from bot.render.sandbox import SandboxedHelm, SandboxLimits
 
@@ -14,4 +14,4 @@ def make_renderer(name: str, limits: SandboxLimits | None = None) -> Renderer:
         return SandboxedHelm(limits or SandboxLimits())
     if name == "helm":
         return HelmCLI()
-    raise ValueError(f"unknown renderer '{name}' (expected embedded or helm)")
+    raise RenderFailure(f"unknown renderer '{name}' (expected embedded or helm)")

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from bot.engine.check import Check
-from bot.engine.context import Context, Rendered
+from bot.engine.context import ChartContext, Rendered
 from bot.engine.manifests import Document
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
@@ -58,10 +58,8 @@ MSG_CHANGED = "{subject}: the {kind} probe of {who} changed: {changes}."
 ARROW = "→"
 
 
-def run(ctx: Context) -> list[Finding]:
+def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
-    if chart is None:
-        return []
     forbid = dict(ctx.config.probes.forbid)
     base = {p: _issues(ctx.base, r, forbid) for p, r in chart.base.items()}
     head = {p: _issues(ctx.head, r, forbid) for p, r in chart.head.items()}

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.engine.check import Check
-from bot.engine.context import ChartRenders, Context, Rendered
+from bot.engine.context import ChartContext, ChartRenders, Rendered
 from bot.engine.report import Finding
 from checks.qos.classes import Cause, PodQoS, QoSClass, pod_qos
 from checks.qos.compare import PodView, changes, classify, pods
@@ -35,21 +35,17 @@ EXPLAIN = "qos: {chart} profile {profile}: {pods} pods at head, {same} with the 
 EXPLAIN_SKIPPED = "qos: {chart} profile {profile}: not compared, a side did not render"
 
 
-def run(ctx: Context) -> list[Finding]:
+def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
-    if chart is None:
-        return []
     findings: list[Finding] = []
     for profile in sorted(chart.base.keys() | chart.head.keys()):
         findings += _profile(ctx, chart, profile)
     return findings
 
 
-def chart_data(ctx: Context) -> Mapping[str, Any]:
+def chart_data(ctx: ChartContext) -> Mapping[str, Any]:
     """Every pod's class per side and profile, for `charts[].qos` of the JSON report."""
     chart = ctx.chart
-    if chart is None:
-        return {}
     return {
         "qos": {
             side: {
@@ -62,7 +58,7 @@ def chart_data(ctx: Context) -> Mapping[str, Any]:
     }
 
 
-def _profile(ctx: Context, chart: ChartRenders, profile: str) -> list[Finding]:
+def _profile(ctx: ChartContext, chart: ChartRenders, profile: str) -> list[Finding]:
     base_render, head_render = chart.base.get(profile), chart.head.get(profile)
     base, head = _pods(base_render), _pods(head_render)
     findings: list[Finding] = []
@@ -89,7 +85,7 @@ def _pods(rendered: Rendered | None) -> Pods | None:
 
 
 def _bad_quantities(
-    ctx: Context, chart: str, profile: str, base: Pods | None, head: Pods
+    ctx: ChartContext, chart: str, profile: str, base: Pods | None, head: Pods
 ) -> list[Finding]:
     known = {
         (key, bad.container, bad.field, bad.value)
@@ -106,7 +102,7 @@ def _bad_quantities(
 
 
 def _quota(
-    ctx: Context,
+    ctx: ChartContext,
     chart: str,
     profile: str,
     base: tuple[Rendered | None, Pods | None],
@@ -134,11 +130,9 @@ def _by_container(
     return sorted(grouped.items(), key=lambda item: (item[0][0], item[0][1] or ""))
 
 
-def explain(ctx: Context) -> list[str]:
+def explain(ctx: ChartContext) -> list[str]:
     """For `--explain`: per profile, how many pods were compared and how many kept their class."""
     chart = ctx.chart
-    if chart is None:
-        return []
     lines = []
     for profile in sorted(chart.base.keys() & chart.head.keys()):
         base, head = _pods(chart.base[profile]), _pods(chart.head[profile])

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from bot.engine.check import Check
-from bot.engine.context import Context, Rendered
+from bot.engine.context import ChartContext, Rendered
 from bot.engine.manifests import Document, find_line
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
@@ -47,10 +47,8 @@ MSG_NOT_READY = (
 )
 
 
-def run(ctx: Context) -> list[Finding]:
+def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
-    if chart is None:
-        return []
     base = {p: _issues(ctx.base, r) for p, r in chart.base.items()}
     head = {p: _issues(ctx.head, r) for p, r in chart.head.items()}
     turned_on = {p: _not_ready(ctx.head, chart.base.get(p), r) for p, r in chart.head.items()}

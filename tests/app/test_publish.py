@@ -25,6 +25,7 @@ from bot.engine.report import ChartSummary, Finding, Report, Severity
 
 VALUES = "charts/web/values.yaml"
 SECTIONS = [
+    Section("render", "Rendering", quiet=True),
     Section("qos", "QoS"),
     Section("version", "Chart version"),
     Section("headings", "Headings"),
@@ -46,7 +47,7 @@ def finding(
 
 
 def report(
-    *findings: Finding, checks_run: Sequence[str] = ("qos", "version", "headings")
+    *findings: Finding, checks_run: Sequence[str] = ("render", "qos", "version", "headings")
 ) -> Report:
     chart = ChartSummary("charts/web", "web", "1.0.0", "1.0.1", ("default", "eks"))
     return Report("b" * 40, "a" * 40, "c" * 40, (chart,), findings, tuple(checks_run))
@@ -98,7 +99,8 @@ def test_render_run_only_when_rendering_found_something() -> None:
     render = outputs(failed)["chart-review/render"]
     assert (render.conclusion, render.title) == ("failure", "1 failure")
     assert render.summary.startswith("### Rendering: 1 failure\n\n| |")
-    assert list(outputs(failed))[-1] == "chart-review/render"
+    # First, as in the markdown report: a chart that does not render is the first thing to say.
+    assert list(outputs(failed))[0] == "chart-review/render"
 
 
 def test_annotations_only_for_findings_with_path_and_line() -> None:
@@ -196,7 +198,7 @@ def test_summary_comment_lists_every_check_with_its_headline() -> None:
 
 def test_summary_comment_passes_with_notices_and_names_the_render_run() -> None:
     rep = report(finding(severity=Severity.NOTICE), finding("render", Severity.WARNING, "t"))
-    text = summary_comment(rep, checks.sections())
+    text = summary_comment(rep, checks.REGISTRY.sections())
     assert text.splitlines()[2] == "## ✅ chart-review: 1 warning, 1 notice"
     assert "- ✅ QoS classes (`chart-review/qos`): 1 notice\n" in text
     assert "- ⚠️ Rendering (`chart-review/render`): 1 warning\n" in text

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli.errors import UsageError
 from bot.cli.open_prs import discover_open_prs
 from bot.engine.chart.files import content_paths, find_charts
 from bot.engine.config import Config, VersionConfig
@@ -311,9 +312,9 @@ def test_explicit_open_prs_replace_discovery(scenario: Scenario) -> None:
     g.pull_ref(7, "pr-b")
     found = discover_open_prs(scenario.repo, scenario.develop, ["12=pr-c"], exclude_head=None)
     assert found == (OpenPR(12, g.sha("pr-c"), "pr-c"),)
-    with pytest.raises(ValueError, match=r"^--open-pr 'pr-c': expected NUMBER=REF"):
+    with pytest.raises(UsageError, match=r"^--open-pr 'pr-c': expected NUMBER=REF"):
         discover_open_prs(scenario.repo, scenario.develop, ["pr-c"], exclude_head=None)
-    with pytest.raises(ValueError, match=r"^--open-pr '3=nope': unknown ref 'nope'$"):
+    with pytest.raises(UsageError, match=r"^--open-pr '3=nope': unknown ref 'nope'$"):
         discover_open_prs(scenario.repo, scenario.develop, ["3=nope"], exclude_head=None)
 
 

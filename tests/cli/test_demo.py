@@ -11,7 +11,9 @@ import pytest
 
 import checks as registry
 from bot.cli.demo import EXAMPLES, build_linked, link_resolver, load_prs, review_scenario, run
+from bot.cli.errors import UsageError
 from bot.engine.context import no_links
+from checks import REGISTRY
 
 HEADINGS = EXAMPLES / "prs" / "headings"
 MERGE_ORDER = (
@@ -32,7 +34,7 @@ def pr_section(out: str, number: int) -> str:
 def test_pr_107_gets_one_merge_order_warning_naming_the_backend_pr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    review_scenario(HEADINGS, tmp_path / "headings", tmp_path / "linked", "json", [])
+    review_scenario(HEADINGS, tmp_path / "headings", tmp_path / "linked", "json", REGISTRY)
     report = json.loads(pr_section(capsys.readouterr().out, 107).partition("\n\n")[2])
     (finding,) = report["findings"]
     assert (finding["check"], finding["rule"], finding["severity"]) == (
@@ -51,7 +53,7 @@ def test_pr_107_gets_one_merge_order_warning_naming_the_backend_pr(
 def test_the_demo_prints_the_warning_in_the_headings_section(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(keep=str(tmp_path / "demo"), fmt="markdown", sections=registry.sections()) == 0
+    assert run(keep=str(tmp_path / "demo"), fmt="markdown", registry=registry.REGISTRY) == 0
     report = pr_section(capsys.readouterr().out, 107)
     assert "## ✅ chart-review: 1 warning\n" in report
     headings = report.partition("### Heading references: ")[2]
@@ -74,8 +76,8 @@ def test_a_linked_repository_is_read_as_review_link_reads_it(tmp_path: Path) -> 
 
 def test_a_link_with_no_example_repository_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(
-        ValueError, match="links: acme/nothing: no .*examples/linked/acme/nothing/repo"
+        UsageError, match="links: acme/nothing: no .*examples/linked/acme/nothing/repo"
     ):
         build_linked(EXAMPLES, "acme/nothing", tmp_path / "nothing")
-    with pytest.raises(ValueError, match="links: '../repo' is not a repository OWNER/NAME"):
+    with pytest.raises(UsageError, match="links: '../repo' is not a repository OWNER/NAME"):
         build_linked(EXAMPLES, "../repo", tmp_path / "escape")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli.errors import UsageError
 from bot.cli.links import NOT_LINKED, local_resolver, parse_link
 from bot.engine.context import OpenPR
 from tests.support.gitbuilder import GitBuilder
@@ -34,7 +35,7 @@ def test_parse_link(arg: str, parsed: tuple[str, str, str | None]) -> None:
     ],
 )
 def test_parse_link_errors_are_one_line(arg: str, error: str) -> None:
-    with pytest.raises(ValueError, match=error) as raised:
+    with pytest.raises(UsageError, match=error) as raised:
         parse_link(arg)
     assert "\n" not in str(raised.value)
 
@@ -61,8 +62,8 @@ def test_local_resolver_takes_the_ref_or_the_default_branch(tmp_path: Path) -> N
 
 
 def test_local_resolver_fails_early_on_a_wrong_path_or_ref(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="--link a/b: .* not a git repository"):
+    with pytest.raises(UsageError, match="--link a/b: .* not a git repository"):
         local_resolver({"a/b": (str(tmp_path), None)})
     g = GitBuilder(tmp_path / "b").write("a.txt", "1").commit("init")
-    with pytest.raises(ValueError, match="has no nope"):
+    with pytest.raises(UsageError, match="has no nope"):
         local_resolver({"a/b": (str(g.path), "nope")})

@@ -15,7 +15,7 @@ from bot.engine.review import Engine, ReviewError, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
-from checks import CHECKS, sections
+from checks import REGISTRY
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
 
@@ -43,7 +43,7 @@ def repo(tmp_path: Path) -> GitBuilder:
 
 
 def engine_for(g: GitBuilder, renderer: CountingRenderer | None = None) -> Engine:
-    return Engine(GitRepo(g.path), renderer or CountingRenderer(), RenderCache())
+    return Engine(GitRepo(g.path), renderer or CountingRenderer(), REGISTRY, RenderCache())
 
 
 def review(g: GitBuilder, head: str = "pr", **kw: object) -> tuple:  # type: ignore[type-arg]
@@ -194,7 +194,7 @@ def test_bare_repository_and_untouched_work_tree(repo: GitBuilder, tmp_path: Pat
     before = (repo.path / "app/values.yaml").read_text()
     bare = tmp_path / "bare.git"
     repo.run_git("clone", "-q", "--bare", str(repo.path), str(bare))
-    engine = Engine(GitRepo(bare), CountingRenderer(), RenderCache())
+    engine = Engine(GitRepo(bare), CountingRenderer(), REGISTRY, RenderCache())
     report = engine.review(ReviewInput(base="develop", head="pr")).report
     assert [c.path for c in report.charts] == ["app"]
     assert (repo.path / "app/values.yaml").read_text() == before
@@ -258,8 +258,8 @@ def test_a_check_that_cannot_finish_is_a_warning_and_the_review_goes_on(
     assert crashed and {f.severity for f in crashed} == {Severity.WARNING}
     assert "qos" in {f.check for f in crashed}
     assert all(f.chart == "app" and "RecursionError" in f.message for f in crashed)
-    assert set(report.checks_run) == {c.name for c in CHECKS}  # every other check still ran
-    markdown = to_markdown(report, sections())
+    assert set(report.checks_run) == set(REGISTRY.names)  # every other check still ran
+    markdown = to_markdown(report, REGISTRY.sections())
     assert "The qos check stopped on chart app with RecursionError" in markdown
     assert "No pod changed QoS class" not in markdown
     assert json.loads(report.to_json_text())["findings"]

@@ -16,6 +16,7 @@ from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
 
 CHART = "app"
@@ -50,7 +51,7 @@ def review_pr(
     g.commit("base").branch("pr")
     _lay(g, head)
     g.commit("the pull request")
-    engine = Engine(GitRepo(g.path), EmbeddedHelm(), RenderCache())
+    engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
     report = engine.review(ReviewInput(base="develop", head="pr", only_checks=(check,))).report
     assert not report.findings_for("render"), report.findings_for("render")
     return report.findings_for(check)

@@ -9,7 +9,7 @@ from typing import Any
 import helm_python
 
 from bot.engine.config import Config
-from bot.engine.context import ChartRenders, Context, Rendered, RenderError
+from bot.engine.context import ChartContext, ChartRenders, Rendered, RenderError
 from bot.engine.manifests import Document, documents_from_text, parse_rendered
 
 CHART = "charts/tracebloc"
@@ -56,10 +56,10 @@ def context(
     head: Mapping[str, Rendered],
     base_files: Mapping[str, str] | None = None,
     head_files: Mapping[str, str] | None = None,
-) -> Context:
+) -> ChartContext:
     chart = ChartRenders(path=CHART, name="tracebloc", base=dict(base), head=dict(head))
     base_tree, head_tree = DictTree(base_files or {}, "b"), DictTree(head_files or {}, "h")
-    return Context(
+    return ChartContext(
         config=Config(),
         git=None,  # type: ignore[arg-type]  # the QoS check never asks git
         base=base_tree,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.engine.config import Config
-from bot.engine.context import ChartRenders, Context, OpenPR
+from bot.engine.context import ChartContext, ChartRenders, OpenPR
 from bot.git.repo import GitRepo
 from tests.support.gitbuilder import GitBuilder
 
@@ -70,7 +70,7 @@ class Scenario:
         self.prs[number] = pr
         return pr
 
-    def context(self, number: int, config: Config | None = None, chart: str = "client") -> Context:
+    def context(self, number: int, config: Config | None = None, chart: str = "client") -> ChartContext:
         """The Context the engine builds to review PR `number` into develop."""
         return context_for(self.repo, self.prs[number], list(self.prs.values()), config, chart)
 
@@ -82,13 +82,13 @@ def context_for(
     config: Config | None = None,
     chart_path: str = "client",
     develop: str = "develop",
-) -> Context:
+) -> ChartContext:
     target = repo.resolve(develop)
     assert target is not None
     base = repo.merge_base(target, pr.head)
     assert base is not None
     chart = ChartRenders(path=chart_path, name=chart_path.rsplit("/", 1)[-1], base={}, head={})
-    return Context(
+    return ChartContext(
         config=config or Config(),
         git=repo,
         base=repo.tree(base),

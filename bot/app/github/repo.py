@@ -19,6 +19,7 @@ from github.PullRequest import PullRequest
 
 from bot.app.github import checks as github_checks
 from bot.app.publish import SUMMARY_MARKER, CheckRunOutput, InlineComment
+from bot.engine.context import OpenPR
 
 T = TypeVar("T")
 ROLES = ("admin", "maintain", "write", "triage", "read")
@@ -48,6 +49,10 @@ class PullState:
     title: str
     body: str
     user: str
+
+    def open_pr(self) -> OpenPR:
+        """As the engine sees another open PR."""
+        return OpenPR(self.number, self.head_sha, self.head_ref, self.base_ref, self.title)
 
 
 class InstallationAuth(Auth.Auth):

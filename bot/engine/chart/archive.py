@@ -11,6 +11,7 @@ import gzip
 import tarfile
 from collections.abc import Callable
 
+from bot.errors import ChartReviewError
 from bot.git.repo import SUBMODULE, SYMLINK, Entry, GitRepo
 from bot.lru import BoundedCache
 
@@ -20,7 +21,7 @@ _ARCHIVES: BoundedCache[tuple[tuple[str, str, str], ...], bytes] = BoundedCache(
 _ARCHIVE_MAX = 8 << 20  # a bigger archive is built each time rather than crowd out the others
 
 
-class UnsafeTreeError(Exception):
+class UnsafeTreeError(ChartReviewError):
     """A chart tree holds an entry that could read outside the chart."""
 
     def __init__(self, path: str, reason: str) -> None:

@@ -8,7 +8,7 @@ import json
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bot.engine.chart.archive import UnsafeTreeError, chart_archive, check_entry
@@ -18,6 +18,7 @@ from bot.engine.config import Config
 from bot.engine.context import ChartRenders, Rendered, RenderError
 from bot.engine.manifests import ManifestError, parse_rendered, pod_templates, template_repo_path
 from bot.engine.profiles import Profile, check_values_size, discover_profiles, load_values
+from bot.engine.report import RenderErrorEntry
 from bot.git.repo import GitRepo, GitTree
 from bot.render.base import RENDER_WORKERS, Renderer, RenderFailure
 from bot.render.cache import CachedRender, CacheKey, RenderCache
@@ -39,12 +40,6 @@ class ChartSource:
         return self.tree(side).read(chart_file(self.path)) is not None
 
 
-@dataclass(frozen=True)
-class ChartResult:
-    renders: ChartRenders
-    refused: Mapping[str, str] = field(default_factory=dict)  # side → why the tree was refused
-
-
 def render_chart(
     source: ChartSource,
     config: Config,
@@ -54,7 +49,7 @@ def render_chart(
     repo: GitRepo,
     release: str,
     namespace: str,
-) -> ChartResult:
+) -> ChartRenders:
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
     all_profiles: dict[str, Profile] = {}
@@ -101,7 +96,7 @@ def render_chart(
         if source.exists("head")
         else chart_meta(source.base, source.path)
     )
-    renders = ChartRenders(
+    return ChartRenders(
         path=source.path,
         name=meta.name or source.path.rsplit("/", 1)[-1],
         base=sides["base"],
@@ -109,8 +104,8 @@ def render_chart(
         profiles={n: _spec(p) for n, p in all_profiles.items()},
         exists_at_base=source.exists("base"),
         exists_at_head=source.exists("head"),
+        refused=refused,
     )
-    return ChartResult(renders, refused)
 
 
 def _spec(profile: Profile) -> Any:
@@ -235,3 +230,14 @@ def render_profile(
     # Here, while the other workers render: most checks read a render's pod templates.
     pod_templates(docs)
     return Rendered(profile.name, documents=docs, values=values)
+
+
+def render_error_entries(renders: ChartRenders) -> tuple[RenderErrorEntry, ...]:
+    """Every failed render of the chart, for the JSON report's `render_errors`."""
+    out = []
+    for side in SIDES:
+        for profile, rendered in sorted(renders.side(side).items()):
+            if rendered.error is not None:
+                e = rendered.error
+                out.append(RenderErrorEntry(side, profile, e.template, e.line, e.message))
+    return tuple(out)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.engine.chart.files import ChartMeta, all_chart_dirs, read_chart_meta
+from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile
 from bot.git.repo import GitTree
 
 
-class ChartError(Exception):
+class ChartError(ChartReviewError):
     """A chart the user asked for does not exist."""
 
 

@@ -1,15 +1,16 @@
-"""Render failures as findings: the PR's doing (failure), or not (notice), or fixed by it (notice)."""
+"""The `render` check: render failures as findings — the PR's doing (failure), or not (notice), or
+fixed by it (notice). Quiet: it has a section and a check run only when it found something."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-from bot.engine.chart.renders import ChartResult
-from bot.engine.context import ChartRenders, RenderError
-from bot.engine.report import Finding, RenderErrorEntry, Severity
+from bot.engine.check import Check
+from bot.engine.context import ChartContext, ChartRenders, RenderError
+from bot.engine.report import Finding, Severity
 
-CHECK = "render"
+NAME = "render"
 # Addresses and temp paths differ between two renders of the same broken template.
 _VOLATILE_RE = re.compile(r"/tmp/[^\s:)]+|0x[0-9a-f]+")
 
@@ -24,11 +25,14 @@ def _where(err: RenderError) -> str:
     return err.template or "the chart"
 
 
-def render_findings(chart: ChartResult) -> list[Finding]:
-    r = chart.renders
-    refused = chart.refused.get("head")
+def run(ctx: ChartContext) -> list[Finding]:
+    return render_findings(ctx.chart)
+
+
+def render_findings(r: ChartRenders) -> list[Finding]:
+    refused = r.refused.get("head")
     if refused is not None:
-        if chart.refused.get("base") == refused:
+        if r.refused.get("base") == refused:
             return [
                 _finding(
                     r.path,
@@ -148,7 +152,7 @@ def _finding(
     err: RenderError | None,
 ) -> Finding:
     return Finding(
-        check=CHECK,
+        check=NAME,
         severity=severity,
         rule=rule,
         chart=chart,
@@ -161,11 +165,4 @@ def _finding(
     )
 
 
-def render_error_entries(chart: ChartResult) -> tuple[RenderErrorEntry, ...]:
-    out = []
-    for side in ("base", "head"):
-        for profile, rendered in sorted(chart.renders.side(side).items()):
-            if rendered.error is not None:
-                e = rendered.error
-                out.append(RenderErrorEntry(side, profile, e.template, e.line, e.message))
-    return tuple(out)
+CHECK = Check(NAME, "Rendering", run, "chart", quiet=True)

@@ -1,0 +1,43 @@
+"""The command line's Publisher: the report as markdown or JSON (schema 1), to stdout or a file."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.cli.errors import UsageError
+from bot.engine.markdown import Section, to_markdown
+from bot.engine.review import ReviewResult
+
+EXPLAIN_HEADING = "\n### Considered and left alone\n\n"
+
+
+@dataclass(frozen=True)
+class ReportWriter:
+    fmt: str  # markdown | json
+    sections: Sequence[Section]
+    output: str | None = None  # a file; None → stdout
+    explain: bool = False
+
+    def publish(self, result: ReviewResult) -> None:
+        write_output(self.text(result), self.output)
+
+    def text(self, result: ReviewResult) -> str:
+        if self.fmt == "json":
+            return result.report.to_json_text()
+        text = to_markdown(result.report, self.sections)
+        if self.explain and result.explanations:
+            text += EXPLAIN_HEADING + "\n".join(f"- {line}" for line in result.explanations) + "\n"
+        return text
+
+
+def write_output(text: str, output: str | None) -> None:
+    if output:
+        try:
+            Path(output).write_text(text)
+        except OSError as exc:
+            raise UsageError(f"--output {output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)

@@ -23,6 +23,7 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check bot checks webhooks tests bench
 	$(BIN)/mypy bot checks webhooks
+	$(BIN)/lint-imports  # the layers' import contracts, in .importlinter
 
 test: $(VENV)/.installed-test lint
 	$(BIN)/pytest

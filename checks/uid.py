@@ -95,7 +95,7 @@ def chart_defaults(tree: Tree, chart: str) -> Mapping[str, Any]:
 
 def _parse_defaults(text: str) -> Mapping[str, Any]:
     try:
-        # The loader every other read of a values file uses (bot/render.py): libyaml's, ~10x faster.
+        # The loader every other read of a values file uses (bot/render/base.py): libyaml's, ~10x faster.
         data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES:
         return {}

@@ -1,7 +1,7 @@
 """The `version` check: chart content needs a new chart version, and that version must still be free
 when the PR merges — not already taken on develop, not claimed by another open PR.
 
-The verdict itself comes from `bot.version_claims.verdict`, the function the release board asks
+The verdict itself comes from `bot.versions.claims.verdict`, the function the release board asks
 too; this module turns it into findings with the git facts a release manager needs to act."""
 
 from __future__ import annotations

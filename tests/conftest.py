@@ -28,5 +28,5 @@ def github(fake_github_server: FakeGitHub) -> Iterator[FakeGitHub]:
 
 @pytest.fixture
 def scenario(tmp_path: Path, github: FakeGitHub) -> Scenario:
-    """acme/charts on the fake, with PR #1 open (see tests/app_scenario.py)."""
+    """acme/charts on the fake, with PR #1 open (see tests/support/app_scenario.py)."""
     return build_scenario(tmp_path, github)

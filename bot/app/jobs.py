@@ -1,4 +1,4 @@
-"""The worker: what each queued job does. The only module that drives bot/github_app.py.
+"""The worker: what each queued job does, from the webhook's job to the GitHub calls it makes.
 
 Three rules keep many deliveries cheap and correct:
 - a job whose head is no longer the PR's head is skipped (ten pushes in a row cost one review);

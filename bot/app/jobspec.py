@@ -1,6 +1,7 @@
-"""What the webhook receiver asks the worker to do: small frozen values that survive the queue.
+"""What the webhook receiver asks the worker to do: small frozen values, queued as the plain dicts of
+`job_to_dict` and read back by `job_from_dict`.
 
-The receiver turns a delivery into at most one Job; the worker (bot/jobs.py) does the work. A Job
+The receiver turns a delivery into at most one Job; the worker (bot/app/jobs.py) does the work. A Job
 carries only what the event said; everything else (the PR's current head, permissions, config)
 is read again when the job runs, because a queued job may run minutes later.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
-COMMANDS = ("run", "help")
 Command = Literal["run", "help"]
 
 
@@ -87,7 +87,7 @@ def job_from_dict(data: dict[str, Any]) -> Job:
 
 
 class JobQueue(Protocol):
-    """The receiver's view of the queue (implemented in bot/jobs.py)."""
+    """The receiver's view of the queue (implemented in bot/app/jobs.py)."""
 
     def submit(self, delivery_id: str, event: str, job: Job | None) -> bool:
         """Record the delivery and enqueue `job` (None: nothing to do, but remember the delivery).

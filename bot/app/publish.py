@@ -1,6 +1,7 @@
 """What GitHub is sent for a report: check runs, the summary comment and inline review comments.
 
-Pure: values in, values out. `bot/github_app.py` sends them; this module decides what they say
+Pure: values in, values out. The App's publisher (bot/app/review_pull.py) sends them through the
+repository client (bot/app/github/repo.py); this module decides what they say
 and keeps each within GitHub's limits (tests/fixtures/github/rest-limits.md).
 """
 

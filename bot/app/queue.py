@@ -60,7 +60,7 @@ def make_huey(settings: Settings) -> Huey:
 
 
 class HueyJobQueue:
-    """Implements bot.jobspec.JobQueue. `handler` is set in processes that run jobs."""
+    """Implements bot.app.jobspec.JobQueue. `handler` is set in processes that run jobs."""
 
     def __init__(self, huey: Huey, store: Store, handler: Handler | None = None) -> None:
         self.huey = huey

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -21,6 +21,7 @@ from bot.cli.open_prs import discover_open_prs
 from bot.cli.report_writer import ReportWriter
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.context import PullRequestInfo
+from bot.engine.publisher import Publisher
 from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
@@ -32,8 +33,6 @@ from checks import REGISTRY
 EXIT_OK, EXIT_FAILURE, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "chart-review"
 INTERNAL_ERROR = "internal error, please report it with the traceback above: {error}"
-
-log = logging.getLogger(__name__)
 
 
 class Parser(argparse.ArgumentParser):
@@ -163,7 +162,7 @@ def run_review(args: argparse.Namespace) -> int:
     cache = RenderCache(Path(args.cache_dir)) if args.cache_dir else RenderCache()
     engine = Engine(repo, make_renderer(args.renderer, render_limits()), REGISTRY, cache)
     result = engine.review(review_input(args, repo), explain=args.explain)
-    writer = ReportWriter(args.format, REGISTRY.sections(), args.output, args.explain)
+    writer: Publisher = ReportWriter(args.format, REGISTRY.sections(), args.output, args.explain)
     writer.publish(result)
     return EXIT_FAILURE if result.report.failed else EXIT_OK
 
@@ -236,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - a bug: say so, never pass it off as a usage error
-        log.exception("internal error")
+        traceback.print_exc()  # to stderr whatever logging is set up: the report needs it
         print(f"{PROG}: {INTERNAL_ERROR.format(error=f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
         return EXIT_INTERNAL
 

@@ -36,10 +36,6 @@ class Check(Generic[C]):
     quiet: bool = False
 
 
-ChartCheck = Check[ChartContext]
-RepoCheck = Check[Context]
-
-
 @dataclass(frozen=True)
 class Registry:
     """The checks a review may run, in the order their sections and check runs appear."""

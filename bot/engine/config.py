@@ -50,10 +50,6 @@ class CheckConfig(_Strict):
     severity: SeverityName | dict[str, SeverityName] | None = None
     model_config = ConfigDict(extra="allow", frozen=True)  # check-specific options
 
-    def option(self, key: str, default: Any = None) -> Any:
-        extra = self.model_extra or {}
-        return extra.get(key, default)
-
 
 class VersionConfig(CheckConfig):
     ignore: list[str] = Field(default_factory=list)

@@ -78,8 +78,6 @@ class ChartRenders:
     base: Mapping[str, Rendered]
     head: Mapping[str, Rendered]
     profiles: Mapping[str, ProfileSpec] = field(default_factory=dict)
-    exists_at_base: bool = True
-    exists_at_head: bool = True
     refused: Mapping[str, str] = field(default_factory=dict)  # side → why its tree was refused
 
     def side(self, side: str) -> Mapping[str, Rendered]:

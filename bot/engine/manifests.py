@@ -175,7 +175,7 @@ _LISTS: tuple[tuple[str, Callable[[list[Any]], tuple[Container, ...]]], ...] = (
     ("initContainers", partial(_named, role=ROLE_INIT)),
     ("containers", partial(_named, role=ROLE_CONTAINER)),
 )
-# Identical YAML parses to the very same list (bot/yamlblocks.py): a list is read once however many
+# Identical YAML parses to the very same list (bot/engine/yaml/blocks.py): a list is read once however many
 # renders share it, and a render once however many checks read it.
 _BY_LIST: dict[str, IdentityMemo[list[Any], tuple[Container, ...]]] = {
     key: IdentityMemo(LISTS_REMEMBERED) for key, _ in _LISTS

@@ -11,7 +11,7 @@ from typing import Any
 SCHEMA_VERSION = 1
 
 
-# The rule of the finding that says a check stopped with an error on a chart (bot/review.py).
+# The rule of the finding that says a check stopped with an error on a chart (bot/engine/review.py).
 CRASHED = "check-crashed"
 
 

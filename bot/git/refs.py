@@ -11,7 +11,6 @@ from typing import Protocol
 DEVELOP = "develop"
 # A plain clone of a repository whose develop is not checked out still has it as a remote branch.
 DEVELOP_CANDIDATES = (DEVELOP, f"origin/{DEVELOP}")
-PULL_HEADS = "refs/pull/*/head"
 PULL_HEAD_RE = re.compile(r"^refs/pull/(\d+)/head$")
 
 

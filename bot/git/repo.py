@@ -1,9 +1,8 @@
 """git objects at any commit, read without touching a work tree (bare or not).
 
-Everything goes through `git` itself: one long-lived `cat-file --batch` per repository for blobs, and
-plain commands for the rest. A chart directory becomes an in-memory archive of its blobs, refusing
-anything that could reach outside it (symlinks, submodules, absolute or `..` paths); git stores no
-device files, so only blobs are ever included."""
+Everything goes through `git` itself: one long-lived `cat-file --batch` per repository for blobs,
+tree listings and ref lookups, and plain commands for the rest (diffs, merge bases, logs). Turning a
+chart directory into an archive for Helm is bot/engine/chart/archive.py's job."""
 
 from __future__ import annotations
 
@@ -151,15 +150,6 @@ class GitRepo:
         out = self._out("for-each-ref", "--format=%(objectname) %(refname)", pattern)
         return {name: sha for sha, name in (line.split(" ", 1) for line in out.splitlines())}
 
-    def branches(self) -> dict[str, str]:
-        out = self._out(
-            "for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads", "refs/remotes"
-        )
-        return {
-            name: sha
-            for sha, name in (line.split(" ", 1) for line in out.splitlines())
-            if not name.endswith("/HEAD")
-        }
 
     def default_branch(self) -> str | None:
         """The remote's default branch (`origin/HEAD`), else the repository's HEAD branch."""
@@ -403,7 +393,7 @@ def _canonical_mode(raw: bytes) -> str:
 
 
 class GitTree:
-    """The files of a repository at one commit (the `Tree` protocol of bot.context)."""
+    """The files of a repository at one commit (the `Tree` protocol of bot.engine.context)."""
 
     def __init__(self, repo: GitRepo, commit: str) -> None:
         self.repo = repo

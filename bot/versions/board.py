@@ -1,7 +1,7 @@
 """The release board: every open PR's chart-version claim and its status, per chart, computed at
 once from develop's tip. Pure over a `GitView`; the CLI prints it and the App will post it.
 
-Each row's status is `bot.version_claims.verdict`, the same function behind the `version` check."""
+Each row's status is `bot.versions.claims.verdict`, the same function behind the `version` check."""
 
 from __future__ import annotations
 

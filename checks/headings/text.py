@@ -168,7 +168,3 @@ def markdown_headings(text: str) -> dict[int, str]:
 def _setext_text(line: str) -> bool:
     return bool(line.strip()) and not NOT_SETEXT_TEXT_RE.match(line) and not SETEXT_RE.match(line)
 
-
-def count_heading(headings: tuple[Heading, ...], text: str) -> list[int]:
-    """The lines where `text` is a heading."""
-    return [h.line for h in headings if h.text == text]

@@ -2,7 +2,7 @@
 
 Templates are not YAML until rendered, so this reads them as indented text: a block is the lines
 indented deeper than the line that opens it, template directives (`{{ ... }}`) not ending it.
-(A candidate for `bot/manifests.py`, next to `container_name_line`, once that file is free.)"""
+(A candidate for `bot/engine/manifests.py`, next to `container_name_line`, once that file is free.)"""
 
 from __future__ import annotations
 

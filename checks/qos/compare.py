@@ -16,7 +16,7 @@ from checks.qos.memo import computed_qos, memo_pod_qos
 from checks.qos.pod import BadQuantity
 
 # A render's pods are found once per render (the check and its JSON data both ask), each pod's class
-# once per distinct resources (checks/qos_memo.py).
+# once per distinct resources (checks/qos/memo.py).
 _BY_RENDER: IdentityMemo[tuple[Document, ...], dict[str, PodView]] = IdentityMemo(64)
 
 

@@ -1,4 +1,5 @@
-"""A pod spec's resources as the API server stores them, and the QoS class the kubelet gives it.
+"""A pod spec's resources as the API server stores them, from which checks/qos/classes.py computes
+the QoS class the kubelet gives it.
 
 Mirrors Kubernetes' `ComputePodQOS` (pkg/apis/core/helper/qos) on a pod after the API server's
 defaulting (pkg/apis/core/v1/defaults.go: a container's missing request takes its limit; pod-level

@@ -2,7 +2,7 @@
 the selector an object must match pods with, the kubectl selectors in its scripts.
 
 Read once per distinct object: profiles and sides render mostly the same YAML, which parses to the
-very same mapping (bot/yamlblocks.py), so a chart's Services, budgets and scripts are read once for
+very same mapping (bot/engine/yaml/blocks.py), so a chart's Services, budgets and scripts are read once for
 every render that repeats them rather than once per render."""
 
 from __future__ import annotations

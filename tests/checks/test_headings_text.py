@@ -1,4 +1,4 @@
-"""What a heading is and what a reference is: checks/heading_text.py and checks/heading_refs.py."""
+"""What a heading is and what a reference is: checks/headings/text.py and checks/headings/refs.py."""
 
 from __future__ import annotations
 

@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 from bot.cli.demo import EXAMPLES, load_prs, scenarios
+from bot.cli.main import develop_commit, main
+from bot.cli.open_prs import discover_open_prs
+from bot.engine.review import Engine
+from bot.git.repo import GitRepo
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", *args],
+        [sys.executable, "-m", "bot.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -180,3 +185,49 @@ def test_demo_prints_a_report_per_pull_request() -> None:
     assert "no pod carries app.kubernetes.io/name; the budget protects no pod" in out
     assert "no pod carries app.kubernetes.io/component. The command would act on nothing." in out
     assert "Service/default/release-mysql now sets publishNotReadyAddresses: true" in out
+
+
+def test_version_names_the_installed_release() -> None:
+    proc = cli("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"chart-review {version('chart-review-bot')}"
+
+
+def test_an_unknown_develop_ref_is_an_error_not_a_fallback(repo: GitBuilder) -> None:
+    args = ("review", "--repo", str(repo.path), "--base", "develop", "--head", "good")
+    proc = cli(*args, "--develop", "no-such-branch")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"chart-review: error: --develop 'no-such-branch' is not a commit in {repo.path}"
+    )
+
+
+def test_a_bug_is_an_internal_error_with_exit_three_not_a_usage_error(
+    repo: GitBuilder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise ValueError("a bug, not bad input")
+
+    monkeypatch.setattr(Engine, "review", broken)  # the fault: any error that is not the user's
+    code = main(["review", "--repo", str(repo.path), "--base", "develop", "--head", "good"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "Traceback" in err and "ValueError: a bug, not bad input" in err
+    assert err.strip().splitlines()[-1] == (
+        "chart-review: internal error, please report it with the traceback above: "
+        "ValueError: a bug, not bad input"
+    )
+
+
+def test_open_prs_are_measured_against_the_configured_develop(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "repo", branch="main")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.write(".github/chart-review.yml", "develop: integration\n").commit("app 1.0.0")
+    g.branch("integration").branch("merged").write("app/NOTES.txt", "hi\n").commit("merged")
+    g.checkout("integration").merge("merged")
+    repo = GitRepo(g.path)
+    # Merged into the configured integration branch: no longer an open PR's head.
+    assert develop_commit(repo, None, "main") == g.sha("integration")
+    open_heads = discover_open_prs(repo, g.sha("integration"), None, exclude_head=None)
+    assert g.sha("merged") not in {pr.head for pr in open_heads}

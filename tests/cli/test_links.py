@@ -1,4 +1,4 @@
-"""`--link OWNER/NAME=PATH[@REF]`: bot/links.py."""
+"""`--link OWNER/NAME=PATH[@REF]`: bot/cli/links.py."""
 
 from __future__ import annotations
 

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from bot.engine.chart.selection import ChartError
+from bot.engine.check import Check, Registry
 from bot.engine.config import ConfigError
+from bot.engine.context import ChartContext
 from bot.engine.markdown import to_markdown
-from bot.engine.report import Severity
+from bot.engine.report import Finding, Severity
 from bot.engine.review import Engine, ReviewError, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
@@ -263,3 +265,29 @@ def test_a_check_that_cannot_finish_is_a_warning_and_the_review_goes_on(
     assert "The qos check stopped on chart app with RecursionError" in markdown
     assert "No pod changed QoS class" not in markdown
     assert json.loads(report.to_json_text())["findings"]
+
+
+def test_the_engine_runs_the_registry_it_is_handed_and_no_other(repo: GitBuilder) -> None:
+    seen: list[str] = []
+
+    def one_per_chart(ctx: ChartContext) -> list[Finding]:
+        seen.append(ctx.chart.path)  # a per-chart check's chart is always set
+        return [Finding("only", Severity.WARNING, f"saw {ctx.chart.path}", "from the test")]
+
+    only = Registry((Check("only", "Only", one_per_chart),))
+    repo.branch("pr").write("app/NOTES.txt", "hi\n").commit("notes")
+    engine = Engine(GitRepo(repo.path), CountingRenderer(), only, RenderCache())
+    report = engine.review(ReviewInput(base="develop", head="pr")).report
+    assert seen == ["app"]
+    assert report.checks_run == ("only",)
+    assert [(f.check, f.title) for f in report.findings] == [("only", "saw app")]
+
+
+def test_the_render_check_is_registered_so_the_config_can_name_it(
+    repo: GitBuilder,
+) -> None:
+    repo.write(".github/chart-review.yml", "checks:\n  render:\n    enabled: false\n").commit("c")
+    repo.branch("pr").write("app/templates/broken.yaml", "x: {{ .Values.a.b }}\n").commit("x")
+    report, _ = review(repo)
+    assert "render" not in report.checks_run
+    assert not report.findings_for("render")

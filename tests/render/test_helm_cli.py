@@ -1,6 +1,6 @@
 """`--renderer helm`: the same review through a `helm` executable on PATH. No helm binary can be
-installed here, so tests/helm_cli.py stands in for it: Helm's own SDK behind helm's command line
-and output conventions, run as a real subprocess by bot.render.HelmCLI."""
+installed here, so tests/support/helm_cli.py stands in for it: Helm's own SDK behind helm's command line
+and output conventions, run as a real subprocess by bot.render.helm_cli.HelmCLI."""
 
 from __future__ import annotations
 

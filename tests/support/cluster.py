@@ -39,7 +39,7 @@ def process(*args: str, env: dict[str, str], log: Path) -> Iterator[subprocess.P
     """`chart-review ARGS` with its output in `log`; interrupted (graceful stop) on the way out."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli.main", *args], env=env, stdout=out, stderr=out
+            [sys.executable, "-m", "bot.cli", *args], env=env, stdout=out, stderr=out
         )
         try:
             yield proc

@@ -98,10 +98,6 @@ def completion_bodies(
     return bodies
 
 
-def patch_run(requester: Requester, repo_url: str, run_id: int, body: dict[str, Any]) -> None:
-    requester.requestJsonAndCheck("PATCH", f"{repo_url}/check-runs/{run_id}", input=body)
-
-
 def unique(names: Sequence[str]) -> list[str]:
     """Each name once, in order: a name given twice would make two runs race for one id."""
     return list(dict.fromkeys(names))

@@ -1,6 +1,6 @@
 """One repository through one installation's token: read PR state, publish a review's results.
 
-I/O only: what to say comes from `bot/publish.py`. Every call that reaches GitHub goes through
+I/O only: what to say comes from `bot/app/publish.py`. Every call that reaches GitHub goes through
 `RepoClient._call`, which fetches a new token and tries once more when GitHub answers 401 (the
 cached token expired early or was revoked).
 """

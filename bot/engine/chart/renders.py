@@ -102,8 +102,6 @@ def render_chart(
         base=sides["base"],
         head=sides["head"],
         profiles={n: _spec(p) for n, p in all_profiles.items()},
-        exists_at_base=source.exists("base"),
-        exists_at_head=source.exists("head"),
         refused=refused,
     )
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import ChartReviewError
-from bot.git.diff import parse_unified_diff
+from bot.git.diff import DIFF_FORMAT, parse_diff
 from bot.git.objects import ChangedFile, Commit
 from bot.lru import BoundedCache
 
@@ -179,7 +179,7 @@ class GitRepo:
 
     def changes(self, a: str, b: str) -> tuple[ChangedFile, ...]:
         """Files changed from `a` to `b` with added/removed line numbers (rename-aware)."""
-        return parse_unified_diff(self._run(*_DIFF, a, b).stdout.decode(errors="replace"))
+        return parse_diff(self._run(*_DIFF, a, b).stdout)
 
     def changes_from_merge_base(self, a: str, b: str) -> tuple[ChangedFile, ...] | None:
         """`changes(merge_base(a, b), b)` in one git process, so it need not wait for the merge
@@ -187,7 +187,7 @@ class GitRepo:
         proc = self._run(*_DIFF, "--merge-base", a, b, check=False)
         if proc.returncode != 0:
             return None
-        return parse_unified_diff(proc.stdout.decode(errors="replace"))
+        return parse_diff(proc.stdout)
 
     # -- trees and blobs --------------------------------------------------------------------------
 
@@ -432,7 +432,7 @@ _DIFF = (
     "diff",
     "--no-color",
     "--no-ext-diff",
-    "--unified=0",
+    *DIFF_FORMAT,
     "-M",
     "--no-textconv",
 )

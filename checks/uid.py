@@ -10,14 +10,12 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-import yaml
-
 from bot.engine.check import Check
 from bot.engine.config import ProfileSpec
 from bot.engine.context import ChartContext, ChartRenders, Rendered
 from bot.engine.manifests import Document
 from bot.engine.report import Finding, Severity
-from bot.engine.yaml.blocks import LOADER
+from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
@@ -95,8 +93,8 @@ def chart_defaults(tree: Tree, chart: str) -> Mapping[str, Any]:
 
 def _parse_defaults(text: str) -> Mapping[str, Any]:
     try:
-        # The loader every other read of a values file uses (bot/render/base.py): libyaml's, ~10x faster.
-        data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
+        # As every other read of a values file: libyaml's loader, with the alias budget.
+        data = bounded.load(text)
     except YAML_FAILURES:
         return {}
     return data if isinstance(data, dict) else {}

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from bot.engine.config import ProfileSpec
+from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.render.base import RenderFailure
 
@@ -72,7 +71,7 @@ def check_values_size(size: int, source: str) -> None:
 def load_values(text: str, source: str) -> dict[str, Any]:
     """Parse a values file; a file that is not a mapping is an error naming the file and line."""
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        data = bounded.load(text)
     except YAML_FAILURES as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 
@@ -55,7 +56,7 @@ def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
     match = VERSION_LINE_RE.search(text)
     line = text.count("\n", 0, match.start()) + 1 if match else None
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a base loader builds only strings
+        data = bounded.load(text, _Loader)  # a base loader builds only strings
     except YAML_FAILURES as exc:
         return ChartMeta(chart_path, version_line=line, error=f"{path} is not valid YAML: {exc}")
     if not isinstance(data, dict):

@@ -31,12 +31,12 @@ from typing import Any
 
 import yaml
 
+from bot.engine.yaml import bounded
+from bot.engine.yaml.loader import LOADER
 from bot.lru import BoundedCache
 
-try:  # libyaml's loader is ~12x faster than the pure-Python one
-    LOADER: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    LOADER = yaml.SafeLoader
+__all__ = ["LOADER", "clear_blocks", "load_mappings"]
+
 
 # A plain key where a line's indentation ends: what Kubernetes manifests and Helm's toYaml write;
 # and a sequence item that is a block mapping starting with one (`- name: web`).
@@ -64,6 +64,8 @@ class _Unsure(Exception):
 def load_mappings(text: str) -> tuple[dict[Any, Any], ...]:
     """The mappings among the documents of `text`, as `yaml.load_all` with the safe loader gives
     them (other documents, such as empty ones, are left out). Raises yaml.YAMLError."""
+    if bounded.may_alias(text):  # weighed whole: an alias may name an anchor in another block
+        return tuple(doc for doc in bounded.load_all(text) if isinstance(doc, dict))
     try:
         return _blocks(text)
     except _Unsure:

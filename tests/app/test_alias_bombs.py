@@ -1,0 +1,87 @@
+"""YAML aliases cannot exhaust the reviewing process, through the App: a PR whose values file is a
+billion laughs is a render failure naming the file, and the webhook receiver, in the same process
+as the worker, answers as it does during any review."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.engine.test_yaml_bounded import laughs
+from tests.support.app_harness import (
+    RunningApp,
+    app_settings,
+    pull_request_event,
+    running_app,
+    wait_for,
+)
+from tests.support.app_scenario import REPO, Scenario
+from tests.support.fakegithub import FakeGitHub
+from tests.support.fakegithub.state import CheckRun
+
+PINGS = 40
+VALUES = "client/ci/equal-values.yaml"
+
+
+@pytest.fixture
+def app(tmp_path: Path, github: FakeGitHub) -> Iterator[RunningApp]:
+    with running_app(app_settings(github, tmp_path / "data")) as running:
+        yield running
+
+
+def ping(app: RunningApp, stop: threading.Event, out: list[float]) -> None:
+    with httpx.Client(timeout=30) as client:
+        for _ in range(PINGS * 10):  # bounded, whatever happens to the review
+            if stop.is_set() and len(out) >= PINGS:
+                return
+            started = time.perf_counter()
+            assert client.get(f"{app.url}/healthz").status_code == 200
+            out.append(time.perf_counter() - started)
+            time.sleep(0.01)
+
+
+def review_while_pinging(
+    app: RunningApp, github: FakeGitHub, s: Scenario, values: str, run: str
+) -> tuple[CheckRun, float]:
+    """Push `values` to PR #1, and ping the receiver until `run` is completed: the run, and the
+    receiver's 99th-percentile latency meanwhile."""
+    head = s.git.checkout("wait-for-mysql").write(VALUES, values).commit("values").sha()
+    s.git.pull_ref(1, "wait-for-mysql").checkout("develop")
+    github.update_pull(github.state.pulls[(REPO, 1)], head_sha=head)
+    latencies: list[float] = []
+    stop = threading.Event()
+    pinger = threading.Thread(target=ping, args=(app, stop, latencies), daemon=True)
+    pinger.start()
+    payload = pull_request_event("synchronize", REPO, s.clone_url, 1, head)
+    assert app.deliver("pull_request", payload).status_code == 202
+
+    def completed() -> CheckRun | None:
+        runs = [r for r in github.check_runs(REPO, head) if r.name == run]
+        return runs[0] if runs and runs[0].status == "completed" else None
+
+    wait_for(lambda: completed() is not None, what=f"{run} completed")
+    stop.set()
+    pinger.join(timeout=60)
+    found = completed()
+    assert found is not None
+    return found, statistics.quantiles(latencies, n=100)[98]
+
+
+def test_a_values_bomb_is_a_finding_and_the_receiver_keeps_answering(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario
+) -> None:
+    _, usual = review_while_pinging(app, github, scenario, "x: 1\n", "chart-review/qos")
+    render, bombed = review_while_pinging(app, github, scenario, laughs(), "chart-review/render")
+    assert render.conclusion == "failure"
+    assert f"{VALUES} line 7: not valid YAML: its aliases expand" in (render.summary or "")
+    # Expanded, the bomb held the GIL for 26 s; refused, it costs the receiver nothing beyond what
+    # any review in the same process does (workers in their own processes cost it nothing).
+    assert bombed < max(0.05, 2 * usual), (
+        f"receiver p99 {bombed * 1000:.0f} ms during the bomb, {usual * 1000:.0f} ms usually"
+    )

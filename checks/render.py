@@ -60,7 +60,32 @@ def render_findings(r: ChartRenders) -> list[Finding]:
         finding = _profile_finding(r, profile)
         if finding is not None:
             out.append(finding)
-    return merge_profiles(out)
+    return merge_profiles(out) + _unvalidated(r)
+
+
+def _unvalidated(r: ChartRenders) -> list[Finding]:
+    """Schemas left out of the render because they reach outside the chart: the values were not
+    validated against them. New at head, a warning; as at base, a notice."""
+    base = r.unvalidated.get("base", {})
+    out = []
+    for path, why in sorted(r.unvalidated.get("head", {}).items()):
+        already = base.get(path) == why
+        out.append(
+            Finding(
+                check=NAME,
+                severity=Severity.NOTICE if already else Severity.WARNING,
+                rule="schema-not-validated",
+                chart=r.path,
+                title=f"{path} reaches outside the chart: values not validated against it",
+                message=f"{path}: {why}. The schema was left out of the render, so the values of "
+                "every profile went unvalidated; Helm itself would read that file or address "
+                "when installing. Keep references inside the schema (`#/definitions/...`)"
+                + (" (already so at base, not this PR's doing)." if already else "."),
+                path=path,
+                data={"preexisting": True} if already else {},
+            )
+        )
+    return out
 
 
 def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:

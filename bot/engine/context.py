@@ -79,6 +79,8 @@ class ChartRenders:
     head: Mapping[str, Rendered]
     profiles: Mapping[str, ProfileSpec] = field(default_factory=dict)
     refused: Mapping[str, str] = field(default_factory=dict)  # side → why its tree was refused
+    # side → schema file → why it was left out of the render (it reached outside the chart)
+    unvalidated: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def side(self, side: str) -> Mapping[str, Rendered]:
         return self.base if side == "base" else self.head

@@ -9,10 +9,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from bot.engine.chart.archive import UnsafeTreeError, chart_archive, check_entry
 from bot.engine.chart.files import HELMIGNORE, chart_file, ignored, parse_rules
+from bot.engine.chart.schemas import SCHEMA_FILE, archive_escape, schema_escape
 from bot.engine.chart.selection import chart_meta
 from bot.engine.config import Config
 from bot.engine.context import ChartRenders, Rendered, RenderError
@@ -20,10 +22,13 @@ from bot.engine.manifests import ManifestError, parse_rendered, pod_templates, t
 from bot.engine.profiles import Profile, check_values_size, discover_profiles, load_values
 from bot.engine.report import RenderErrorEntry
 from bot.git.repo import GitRepo, GitTree
+from bot.lru import BoundedCache
 from bot.render.base import RENDER_WORKERS, Renderer, RenderFailure
 from bot.render.cache import CachedRender, CacheKey, RenderCache
 
 SIDES = ("base", "head")
+# Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
+_VENDORED: BoundedCache[str, str | None] = BoundedCache(4096)
 _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
 
 
@@ -52,6 +57,7 @@ def render_chart(
 ) -> ChartRenders:
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
+    unvalidated: dict[str, dict[str, str]] = {}
     all_profiles: dict[str, Profile] = {}
     pending: dict[str, dict[str, Future[Rendered]]] = {}
     jobs: list[list[tuple[str, str, GitTree, Profile, _Archiver]]] = []
@@ -70,7 +76,8 @@ def render_chart(
             err = RenderError(None, None, f"chart tree refused: {reason}")
             sides[side] = {n: Rendered(n, error=err) for n in profiles}
             continue
-        archiver = _Archiver(repo, tree, source.path)
+        unvalidated[side] = unsafe_schemas(tree, source.path)
+        archiver = _Archiver(repo, tree, source.path, frozenset(unvalidated[side]))
         jobs.append([(side, n, tree, p, archiver) for n, p in profiles.items()])
     # Sides alternate, so one worker builds the head's archive while another builds the base's.
     for batch in itertools.zip_longest(*jobs):
@@ -103,6 +110,7 @@ def render_chart(
         head=sides["head"],
         profiles={n: _spec(p) for n, p in all_profiles.items()},
         refused=refused,
+        unvalidated=unvalidated,
     )
 
 
@@ -126,14 +134,44 @@ def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
             check_entry(path, entry)
         except UnsafeTreeError as exc:
             return str(exc)
+        if entry.kind == "blob" and _vendored(path, chart_dir):
+            why = _VENDORED.get_or_make(entry.oid, partial(_archive_escape, tree, path))
+            if why is not None:
+                return f"{path}: {why}; refused, not handed to Helm"
     return None
+
+
+def _archive_escape(tree: GitTree, path: str) -> str | None:
+    return archive_escape(tree.read(path) or b"")
+
+
+def _vendored(path: str, chart_dir: str) -> bool:
+    """A packaged dependency: `charts/NAME.tgz` of this chart or of one of its subcharts."""
+    relative = path[len(chart_dir) :].lstrip("/") if chart_dir not in ("", ".") else path
+    return relative.endswith(".tgz") and (relative.startswith("charts/") or "/charts/" in relative)
+
+
+def unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
+    """The chart's (and unpacked subcharts') schema files that reach outside the chart, by
+    repository path, with why: they are left out of the archive (bot/engine/chart/schemas.py)."""
+    found = {}
+    for path in tree.paths(chart_dir):
+        if path.rsplit("/", 1)[-1] == SCHEMA_FILE:
+            why = schema_escape(tree.text(path) or "")
+            if why is not None:
+                found[path] = why
+    return found
 
 
 class _Archiver:
     """Builds the chart's archive only when a render actually needs it (a cache miss), once."""
 
-    def __init__(self, repo: GitRepo, tree: GitTree, chart_dir: str) -> None:
+    def __init__(
+        self, repo: GitRepo, tree: GitTree, chart_dir: str, left_out: frozenset[str] = frozenset()
+    ) -> None:
         self.repo, self.tree, self.chart_dir = repo, tree, chart_dir
+        prefix = chart_dir.rstrip("/") + "/" if chart_dir not in ("", ".") else ""
+        self.left_out = frozenset(p[len(prefix) :] for p in left_out)
         self._archive: bytes | None = None
         self._lock = threading.Lock()
 
@@ -148,7 +186,10 @@ class _Archiver:
             )
             # Helm's own directory loader skips what .helmignore names; an archive must be built so.
             self._archive = chart_archive(
-                self.repo, self.tree.commit, self.chart_dir, lambda rel: not ignored(rel, rules)
+                self.repo,
+                self.tree.commit,
+                self.chart_dir,
+                lambda rel: rel not in self.left_out and not ignored(rel, rules),
             )
         return self._archive
 

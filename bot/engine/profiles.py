@@ -13,6 +13,7 @@ from bot.engine.yaml.errors import YAML_FAILURES
 from bot.render.base import RenderFailure
 
 DEFAULT_PROFILE = "default"
+CI_VALUES_SUFFIX = "-values.yaml"
 # Helm's loader refuses a chart file over 5 MiB (`MaxDecompressedFileSize`); a CI values file is held
 # to the same bound before it is parsed, in the reviewing process.
 MAX_VALUES_BYTES = 5 * 1024 * 1024
@@ -29,18 +30,20 @@ class Profile:
 
 
 def profile_name(ci_file: str) -> str:
-    stem = ci_file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    return stem[: -len("-values")] if stem.endswith("-values") and stem != "-values" else stem
+    """`ci/eks-values.yaml` is profile `eks`."""
+    return ci_file.rsplit("/", 1)[-1][: -len(CI_VALUES_SUFFIX)]
 
 
 def discover_profiles(
     chart_dir: str, paths: tuple[str, ...], extra: list[ProfileSpec]
 ) -> dict[str, Profile]:
-    """chart-testing's rule: every `ci/*.yaml` is a profile and the defaults alone are not rendered;
-    without any, one profile `default`. Config entries add profiles or set flags on existing ones."""
+    """chart-testing's rule, exactly (`ct lint` globs `ci/*-values.yaml`): every such file is a
+    profile and the defaults alone are not rendered; without any, one profile `default`. Other
+    files under ci/ (`ci/kind-config.yaml`, `ci/test.sh`) are not values. Config entries add
+    profiles or set flags on existing ones."""
     prefix = f"{chart_dir}/ci/" if chart_dir not in ("", ".") else "ci/"
     ci = [p for p in paths if p.startswith(prefix) and "/" not in p[len(prefix) :]]
-    ci = [p for p in ci if p.endswith((".yaml", ".yml"))]
+    ci = [p for p in ci if p.endswith(CI_VALUES_SUFFIX) and len(p) > len(prefix + CI_VALUES_SUFFIX)]
     profiles = {profile_name(p): Profile(profile_name(p), p) for p in ci}
     if not profiles:
         profiles[DEFAULT_PROFILE] = Profile(DEFAULT_PROFILE, None)

@@ -26,8 +26,12 @@ from checks.probes.model import ContainerFacts, Ports, Probe, facts
 
 NAME = "probes"
 PORT, ENV_PORT, FORBIDDEN, CHANGED = "probe-port", "env-port", "forbidden-probe", "probe-changed"
+UNDECLARED = "probe-port-undeclared"
 SEVERITY = {
     PORT: Severity.FAILURE,
+    # Kubernetes does not require a numeric probe port to be a declared containerPort (the list
+    # is informational): an OpenTelemetry collector's health check on 13133 is real and works.
+    UNDECLARED: Severity.NOTICE,
     ENV_PORT: Severity.WARNING,
     FORBIDDEN: Severity.FAILURE,
     CHANGED: Severity.NOTICE,
@@ -41,6 +45,12 @@ TITLE_PORT = "{subject}: {who} {kind} probe port {port} is not a containerPort"
 MSG_PORT = (
     "{subject}: the {kind} probe of {who} checks port {port}, which matches no containerPort "
     "of {who} (declared: {declared}): it cannot succeed, and {consequence}."
+)
+TITLE_UNDECLARED = "{subject}: {who} {kind} probe port {port} is not a declared containerPort"
+MSG_UNDECLARED = (
+    "{subject}: the {kind} probe of {who} checks port {port}, which no containerPort of {who} "
+    "declares (declared: {declared}). Kubernetes does not require it, so this is fine if the app "
+    "listens on {port}; if it does not, {consequence}."
 )
 TITLE_ENV = "{subject}: {who} listens on {env}={value}? its probes check {probe_ports}"
 MSG_ENV = (
@@ -128,13 +138,15 @@ def _port_issue(
     tree: Tree, doc: Document, container: Container, suspect: _Suspect, probe: Probe
 ) -> Issue:
     fmt = {"subject": doc.key, "who": container.who, "kind": probe.kind, "port": probe.port}
+    # Only a named port that no containerPort carries cannot work: the kubelet cannot resolve it.
+    named = isinstance(probe.port, str)
     return Issue(
-        rule=PORT,
+        rule=PORT if named else UNDECLARED,
         subject=doc.key,
         container=container.name,
         detail=f"{probe.kind} port {probe.port}",
-        title=TITLE_PORT.format(**fmt),
-        message=MSG_PORT.format(
+        title=(TITLE_PORT if named else TITLE_UNDECLARED).format(**fmt),
+        message=(MSG_PORT if named else MSG_UNDECLARED).format(
             declared=suspect.facts.ports.describe(), consequence=CONSEQUENCE[probe.kind], **fmt
         ),
         data={"probe": probe.kind, "port": probe.port},

@@ -93,18 +93,31 @@ def test_a_named_probe_port_matching_a_named_container_port_is_fine(tmp_path: Pa
     assert review_pr(tmp_path, files(readiness=NO_PROBE), files(), "probes") == []
 
 
-def test_a_numeric_probe_port_no_container_port_matches_fails(tmp_path: Path) -> None:
+def test_a_numeric_probe_port_no_container_port_declares_is_a_notice(tmp_path: Path) -> None:
+    # Kubernetes does not require it: an OpenTelemetry collector's health check on 13133 works.
     head = files(readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}")
     found = review_pr(tmp_path, files(readiness="tcpSocket: {port: 8080}"), head, "probes")
-    # the grpc probe on 8080 is fine; the port change needs no notice beside the failure
+    # the grpc probe on 8080 is fine; the port change needs no notice beside this one
     assert [(f.severity, f.rule, f.data["detail"], f.line) for f in found] == [
         (
-            Severity.FAILURE,
-            "probe-port",
+            Severity.NOTICE,
+            "probe-port-undeclared",
             "readiness port 9090",
             line_of(head, TEMPLATE, "readinessProbe:"),
         ),
     ]
+
+
+def test_a_named_probe_port_no_container_port_carries_fails(tmp_path: Path) -> None:
+    head = files(readiness="httpGet: {path: /healthz, port: metrics}")
+    (found,) = review_pr(tmp_path, files(readiness="tcpSocket: {port: http}"), head, "probes")
+    assert (found.severity, found.rule, found.data["detail"], found.line) == (
+        Severity.FAILURE,
+        "probe-port",
+        "readiness port metrics",
+        line_of(head, TEMPLATE, "readinessProbe:"),
+    )
+    assert "readiness probe port metrics is not a containerPort" in found.title
 
 
 def test_an_env_port_the_probe_ignores_warns(tmp_path: Path) -> None:
@@ -194,5 +207,5 @@ def test_a_numeric_probe_port_on_a_container_declaring_no_ports_is_left_alone(
         head[TEMPLATE] = head[TEMPLATE].replace(sidecar, sidecar + ports + probe)
         found = review_pr(tmp_path / name, files(), head, "probes")
         # the same probe beside a declared port that is not it: the check does look there
-        expected = [("probe-port", "readiness port 15020")] if ports else []
+        expected = [("probe-port-undeclared", "readiness port 15020")] if ports else []
         assert [(f.rule, f.data["detail"]) for f in found] == expected

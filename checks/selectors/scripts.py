@@ -67,8 +67,44 @@ def kubectl_selectors(script: str) -> list[ScriptSelector]:
     found = []
     for line in script.replace("\\\n", " ").splitlines():
         for match in KUBECTL.finditer(line):
-            found += _evaluable(_command(_words(line[match.end() :])))
+            found += _evaluable(_command(_words(_quoted_rest(line, match.end()))))
     return found
+
+
+def _quoted_rest(line: str, start: int) -> str:
+    """The command text from `start`: when kubectl stands inside a quoted string (a script that
+    prints the command it suggests, `log "  kubectl get pods -l app=x"`), only up to the quote
+    that closes it, so that quote does not leave the last word unread."""
+    quote = _open_quote(line, start)
+    if quote is None:
+        return line[start:]
+    end, i = len(line), start
+    while i < len(line):
+        if line[i] == "\\" and quote == '"':
+            i += 2
+            continue
+        if line[i] == quote:
+            end = i
+            break
+        i += 1
+    return line[start:end]
+
+
+def _open_quote(line: str, pos: int) -> str | None:
+    """The shell quote character open at `pos` of `line`, if any."""
+    quote: str | None = None
+    i = 0
+    while i < pos:
+        char = line[i]
+        if char == "\\" and quote != "'":  # escapes the next character, outside single quotes
+            i += 2
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        i += 1
+    return quote
 
 
 def argv_selectors(argv: list[str]) -> list[ScriptSelector]:

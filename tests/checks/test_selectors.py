@@ -293,6 +293,21 @@ def test_kubectl_commands_in_a_script() -> None:
     ]
 
 
+def test_a_kubectl_command_inside_a_quoted_string_is_still_a_selector() -> None:
+    # A script that prints the command it suggests: the closing quote must not eat the selector.
+    script = (
+        'log "    kubectl get pods -l app.kubernetes.io/component=jobs-manager"\n'
+        "echo 'run: kubectl logs -l app=a' && kubectl delete pod -l \"app=b\"\n"
+        'printf "%s\\n" "escaped \\"quote\\" kubectl get po -l app=c"\n'
+    )
+    assert [(s.text, s.kinds) for s in kubectl_selectors(script)] == [
+        ("app.kubernetes.io/component=jobs-manager", frozenset({POD})),
+        ("app=a", frozenset({POD})),
+        ("app=b", frozenset({POD})),
+        ("app=c", frozenset({POD})),
+    ]
+
+
 PODS = [
     Pod("Deployment", "web", "default", {"app": "web", "tier": "front"}),
     Pod("Deployment", "api", "default", {"app": "api"}),

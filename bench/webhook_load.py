@@ -66,9 +66,11 @@ def deliveries(rate: int, seconds: float) -> list[tuple[str, bytes, dict[str, st
     out = []
     for i in range(int(rate * seconds)):
         number = i % PRS + 1
-        payload = pull_request_event("synchronize", REPO, "unused", number, STALE)
-        body = json.dumps(payload, separators=(",", ":")).encode()
         delivery = f"load-{rate}-{i}"
+        payload = pull_request_event("synchronize", REPO, "unused", number, STALE)
+        # GitHub's bodies differ (timestamps, ids); the receiver drops a body it has queued.
+        payload["pull_request"]["updated_at"] = delivery
+        body = json.dumps(payload, separators=(",", ":")).encode()
         headers = {
             "X-GitHub-Event": "pull_request",
             "X-GitHub-Delivery": delivery,

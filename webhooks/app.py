@@ -2,14 +2,17 @@
 
 A delivery is acknowledged only once its job is in the queue, so a 202 means the work will be
 done; GitHub gives up on a delivery after 10 seconds, so the handler never calls GitHub or git.
-`uvicorn webhooks.app:app` builds the app from the environment on first use.
+`uvicorn webhooks.app:app` builds the app from the environment on first use; `chart-review serve`
+adds the server's own bounds on connections and headers (webhooks/server.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,7 +25,9 @@ from bot.app.logs import configure_logging, log_context, redact
 from bot.app.metrics import CONTENT_TYPE, Metrics
 from bot.app.queue import HueyJobQueue
 from bot.app.settings import Settings, SettingsError
+from bot.app.store import Store
 from webhooks.events import PONG, PayloadError, Routed, route
+from webhooks.limits import BodyLimits
 from webhooks.signature import SIGNATURE_HEADER, verify_signature
 
 log = logging.getLogger(__name__)
@@ -33,6 +38,14 @@ MAX_DELIVERY_ID = 100
 # Before the signature is checked, the event header is anyone's text: it must not become a label.
 UNVERIFIED_EVENT = "unverified"
 DUPLICATE = "duplicate delivery"
+# A signed body is claimed by its digest as well as by its delivery id, because the id is outside
+# the signature: a captured delivery replayed under fresh ids is dropped. GitHub's own redelivery
+# keeps the original id, so the id claim already decides it; the body claim is released whenever
+# nothing was queued (queue down, id seen), so a maintainer's redelivery of a failed delivery
+# still goes through. It lapses after an hour because two genuine events can share a body (the
+# same "Re-run" clicked twice on an unchanged check run): an hour's replays cost one job at most.
+BODY_CLAIM_TTL = 3600.0
+BODY_KEY = "body:"
 
 
 class Rejected(Exception):
@@ -51,14 +64,23 @@ def require_webhook_secret(settings: Settings) -> None:
         )
 
 
-def create_app(settings: Settings, queue: JobQueue, metrics: Metrics | None = None) -> FastAPI:
+def create_app(
+    settings: Settings,
+    queue: JobQueue,
+    metrics: Metrics | None = None,
+    store: Store | None = None,
+) -> FastAPI:
+    """`store` holds the body claims; by default the queue's own (where its delivery claims are)."""
     require_webhook_secret(settings)
     metrics = metrics or Metrics()
     metrics.watch_queue(queue.depth)
-    receiver = Receiver(settings, queue, metrics)
+    receiver = Receiver(settings, queue, metrics, store or queue_store(queue))
     app = FastAPI(title="chart-review-bot", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.metrics = metrics
     app.add_exception_handler(HTTPException, http_error)
+    app.add_middleware(
+        BodyLimits, max_bytes=settings.max_body_bytes, on_refused=refusal_recorder(metrics)
+    )
 
     # Plain `def` routes: FastAPI runs them in its threadpool, off the event loop, since both
     # touch the queue's storage.
@@ -72,6 +94,23 @@ def create_app(settings: Settings, queue: JobQueue, metrics: Metrics | None = No
     app.add_api_route("/healthz", health_route, methods=["GET"])
     app.add_api_route("/metrics", metrics_route, methods=["GET"])
     return app
+
+
+def queue_store(queue: JobQueue) -> Store:
+    if isinstance(queue, HueyJobQueue):
+        return queue.store
+    raise TypeError(f"create_app needs a store for the body claims beside {type(queue).__name__}")
+
+
+def refusal_recorder(metrics: Metrics) -> Callable[[int, str, str], None]:
+    """What BodyLimits does with a body it refused before the receiver saw it: what the receiver
+    does with its own refusals."""
+
+    def record(status: int, reason: str, outcome: str) -> None:
+        metrics.delivery(UNVERIFIED_EVENT, outcome)
+        log.warning("delivery rejected (%d): %s", status, reason)
+
+    return record
 
 
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -93,60 +132,67 @@ def healthz(queue: JobQueue) -> JSONResponse:
 
 
 class Receiver:
-    def __init__(self, settings: Settings, queue: JobQueue, metrics: Metrics) -> None:
-        self.settings, self.queue, self.metrics = settings, queue, metrics
+    def __init__(self, settings: Settings, queue: JobQueue, metrics: Metrics, store: Store) -> None:
+        self.settings, self.queue, self.metrics, self.store = settings, queue, metrics, store
 
     async def handle(self, request: Request) -> JSONResponse:
         event = UNVERIFIED_EVENT
         with log_context(delivery=request.headers.get(DELIVERY_HEADER, "")[:100] or None):
             try:
-                body = await read_capped(request, self.settings.max_body_bytes)
+                body = await request.body()  # bounded by BodyLimits on its way in
                 check_signature(self.settings.webhook_secret, body, request)
                 event = required_header(request, EVENT_HEADER)
                 delivery = delivery_id(request)
                 routed = route_payload(event, parse_object(body), delivery)
-                return await self.accept(event, delivery, routed)
+                return await self.accept(event, delivery, routed, body)
             except Rejected as rejected:
                 self.metrics.delivery(event, rejected.outcome)
                 log.warning("delivery rejected (%d): %s", rejected.status, rejected.reason)
                 return JSONResponse({"error": rejected.reason}, status_code=rejected.status)
 
-    async def accept(self, event: str, delivery: str, routed: Routed) -> JSONResponse:
+    async def accept(self, event: str, delivery: str, routed: Routed, body: bytes) -> JSONResponse:
         with log_context(**job_log_fields(routed.job)):
             if routed.outcome == PONG:
                 status, outcome = 200, PONG
             else:
-                status, outcome = await self.submit(event, delivery, routed)
+                status, outcome = await self.submit(event, delivery, routed, body)
             self.metrics.delivery(event, outcome)
             log.info("delivery %s: %s", event, outcome)
         if outcome == PONG:
             return JSONResponse({"ok": True, "outcome": PONG})
         return JSONResponse({"outcome": outcome}, status_code=status)
 
-    async def submit(self, event: str, delivery: str, routed: Routed) -> tuple[int, str]:
+    async def submit(
+        self, event: str, delivery: str, routed: Routed, body: bytes
+    ) -> tuple[int, str]:
         # The queue's storage is a file or a socket: keep its I/O off the event loop.
         try:
-            fresh = await run_in_threadpool(self.queue.submit, delivery, event, routed.job)
+            seen = await run_in_threadpool(self.record, body, delivery, event, routed.job)
         except Exception as exc:
             log.exception("queue refused delivery")
             raise Rejected(
                 503, f"queue unavailable: {_describe(exc)}", "queue unavailable"
             ) from exc
-        return (202, routed.outcome) if fresh else (200, DUPLICATE)
+        if seen is not None:
+            log.info("dropped: %s seen before", seen)
+            return 200, DUPLICATE
+        return 202, routed.outcome
 
-
-async def read_capped(request: Request, cap: int) -> bytes:
-    """The body, refused past `cap` bytes: by its declared length before reading anything, and
-    while reading, for a chunked body or one longer than it declared."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
-        raise Rejected(413, f"body of {declared} bytes is over the {cap}-byte limit", "too large")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > cap:
-            raise Rejected(413, f"body is over the {cap}-byte limit", "too large")
-    return bytes(body)
+    def record(self, body: bytes, delivery: str, event: str, job: Job | None) -> str | None:
+        """Claim the body, then submit the delivery; None when both were new and the job is
+        queued, else which of the two was seen before."""
+        key = BODY_KEY + hashlib.sha256(body).hexdigest()
+        if not self.store.claim(key, BODY_CLAIM_TTL):
+            return "its body"
+        try:
+            fresh = self.queue.submit(delivery, event, job)
+        except Exception:
+            self.store.release(key)
+            raise
+        if not fresh:
+            self.store.release(key)  # nothing was queued for this body
+            return "its delivery id"
+        return None
 
 
 def check_signature(secret: bytes, body: bytes, request: Request) -> None:

@@ -50,6 +50,10 @@ chart-review commands (write the command as the first line of a PR comment):
 - `/chart-review` or `/chart-review run`: review the PR's current head again (write, maintain or admin permission).
 - `/chart-review help`: this list.
 """
+# A user without permission is told why once per PR per hour; their further commands in that hour
+# get a reaction, so that nobody can make the bot fill a PR with its refusals.
+DENIED_REPLY_TTL = 3600.0
+DENIED_REACTION = "confused"
 DENIED = (
     "@{user}: `/chart-review` re-runs the review for users with write, maintain or admin permission "
     "on {repo}; your permission is {role}, so nothing ran. A maintainer can run it for you."
@@ -258,9 +262,7 @@ class Worker:
             return
         role = client.permission(job.user)
         if role not in WRITERS:
-            client.reply(
-                job.number, DENIED.format(user=job.user, repo=job.repo.full_name, role=role)
-            )
+            self._deny(client, job, role)
             return
         client.react(job.comment_id, "eyes")
         pr = client.pull(job.number)
@@ -270,6 +272,20 @@ class Worker:
         self.review(
             ReviewJob(job.repo, job.number, pr.head_sha, "command", job.delivery, job.recovered)
         )
+
+    def _deny(self, client: RepoClient, job: CommandJob, role: str) -> None:
+        """The reply saying why, once per PR, user and hour; a reaction to the commands after it."""
+        told = f"denied:{job.repo.full_name}#{job.number}:{job.user}"
+        if not self.store.claim(told, DENIED_REPLY_TTL):
+            client.react(job.comment_id, DENIED_REACTION)
+            return
+        try:
+            client.reply(
+                job.number, DENIED.format(user=job.user, repo=job.repo.full_name, role=role)
+            )
+        except Exception:
+            self.store.release(told)  # not told yet: the next command tries again
+            raise
 
     # -- the release board ---------------------------------------------------------------------
 

@@ -11,8 +11,13 @@ from bot.errors import ChartReviewError
 from bot.render.sandbox import SandboxLimits
 
 DEFAULT_API_URL = "https://api.github.com"
-# GitHub refuses webhook payloads over 25 MB, so a bigger body is not GitHub's.
-MAX_BODY_BYTES = 25 * 1024 * 1024
+# GitHub refuses webhook payloads over 25 MB, so a bigger body is never GitHub's.
+GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
+# The receiver's default cap (WEBHOOK_MAX_BYTES): GitHub's example payloads of the events the bot
+# routes are 3-28 KB; a long PR description (65,536 characters) or a push listing thousands of
+# files stays well under 5 MB. A body is held in memory until its signature is checked, so the cap
+# is what an unsigned sender can make each connection cost.
+MAX_BODY_BYTES = 5 * 1024 * 1024
 
 
 class SettingsError(ChartReviewError):
@@ -51,6 +56,7 @@ class Settings:
             seconds_between_requests=_float(env, "GITHUB_SECONDS_BETWEEN_REQUESTS", 0.25),
             seconds_between_writes=_float(env, "GITHUB_SECONDS_BETWEEN_WRITES", 1.0),
             github_retry_backoff=_float(env, "GITHUB_RETRY_BACKOFF", 0.5),
+            max_body_bytes=max_body_bytes(env),
             log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
             metrics_port=_int(env, "METRICS_PORT"),
             render_limits=render_limits(env),
@@ -69,6 +75,19 @@ class Settings:
         ]
         if missing:
             raise SettingsError(f"missing environment variable: {', '.join(missing)}")
+
+
+def max_body_bytes(env: Mapping[str, str]) -> int:
+    """WEBHOOK_MAX_BYTES: the largest delivery body the receiver reads, at most GitHub's own cap."""
+    value = _int(env, "WEBHOOK_MAX_BYTES")
+    if value is None:
+        return MAX_BODY_BYTES
+    if not 0 < value <= GITHUB_MAX_PAYLOAD_BYTES:
+        raise SettingsError(
+            f"WEBHOOK_MAX_BYTES must be between 1 and {GITHUB_MAX_PAYLOAD_BYTES} (GitHub's own "
+            f"cap on a payload), got {value}"
+        )
+    return value
 
 
 def render_limits(env: Mapping[str, str] | None = None) -> SandboxLimits:

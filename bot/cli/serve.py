@@ -21,6 +21,7 @@ from bot.app.metrics import Metrics
 from bot.app.queue import HueyJobQueue, Reaper
 from bot.app.settings import Settings
 from webhooks.app import create_app
+from webhooks.server import server_options
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,8 @@ def build(settings: Settings, with_worker: bool = True) -> AppProcess:
         reaper: Reaper | None = Reaper(queue)
     else:
         queue, consumer, reaper = HueyJobQueue.from_settings(settings), None, None
-    return AppProcess(create_app(settings, queue, metrics), queue, consumer, reaper)
+    app = create_app(settings, queue, metrics, store=queue.store)
+    return AppProcess(app, queue, consumer, reaper)
 
 
 def serve(host: str, port: int, with_worker: bool) -> int:
@@ -90,7 +92,7 @@ def serve(host: str, port: int, with_worker: bool) -> int:
     process = build(settings, with_worker)
     process.start()
     try:
-        uvicorn.run(process.app, host=host, port=port, log_config=None, access_log=False)
+        uvicorn.run(process.app, host=host, port=port, **server_options())
     finally:
         process.stop()
     return 0

@@ -23,6 +23,7 @@ import uvicorn
 from bot.app.settings import Settings
 from bot.cli.serve import AppProcess, build
 from tests.support.fakegithub import FakeGitHub
+from webhooks.server import server_options
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "github" / "webhooks"
 SECRET = "it's a secret to everybody"
@@ -126,10 +127,14 @@ def app_settings(fake: FakeGitHub, data_dir: Path, **overrides: Any) -> Settings
 @contextmanager
 def running_app(settings: Settings) -> Iterator[RunningApp]:
     process = build(settings, with_worker=True)
-    port = free_port()
-    config = uvicorn.Config(process.app, host="127.0.0.1", port=port, log_config=None)
+    # Bound here and handed to uvicorn: a port probed free and bound later can be taken in between
+    # (by another test run, or any process's outgoing connection).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(process.app, **server_options())  # as `chart-review serve` runs it
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
     wait_for(lambda: server.started, timeout=10, what="uvicorn to start")
@@ -140,6 +145,7 @@ def running_app(settings: Settings) -> Iterator[RunningApp]:
         process.stop()
         server.should_exit = True
         thread.join(timeout=10)
+        sock.close()
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 60, what: str = "") -> None:

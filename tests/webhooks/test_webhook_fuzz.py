@@ -290,19 +290,28 @@ def test_other_methods_are_refused(
         assert response.json() == {"error": "Method Not Allowed"}
 
 
+# What raw_request returns when the server refused by closing with our bytes still unread: the
+# kernel then resets the connection, and the answer it had sent is lost.
+RESET = (0, "connection reset")
+
+
 def raw_request(client: httpx.Client, request: bytes) -> tuple[int, str]:
     """Send request bytes a piece at a time on a fresh socket, as a slow client would, stopping
-    once the server has answered; (status, body) of the answer. Sending on after the server has
-    refused would reset the connection and lose its answer."""
+    once the server has answered; (status, body) of the answer, or RESET. A server that refuses
+    closes at once: if a piece it has not read is in its buffer by then (however soon we stop
+    sending), its close is a reset that loses the answer, so a refusal may end either way."""
     url = client.base_url
+    data = b""
     with socket.create_connection((url.host, url.port or 80), timeout=5) as conn:
-        for at in range(0, len(request), PIECE):
-            if select.select([conn], [], [], 0.001)[0]:
-                break
-            conn.sendall(request[at : at + PIECE])
-        data = b""
-        while chunk := conn.recv(65536):
-            data += chunk
+        try:
+            for at in range(0, len(request), PIECE):
+                if select.select([conn], [], [], 0.001)[0]:
+                    break
+                conn.sendall(request[at : at + PIECE])
+            while chunk := conn.recv(65536):
+                data += chunk
+        except (ConnectionResetError, BrokenPipeError):
+            return RESET
     head, _, body = data.partition(b"\r\n\r\n")
     return int(head.split(b" ")[1]), body.decode(errors="replace")
 
@@ -312,7 +321,9 @@ def raw_request(client: httpx.Client, request: bytes) -> tuple[int, str]:
 def test_huge_headers_are_refused_or_read(
     client: httpx.Client, queue: HueyJobQueue, size: int, many: bool
 ) -> None:
-    body = json.dumps(example_payload("push.json")).encode()
+    # A body of its own per case: the receiver drops a body it has already queued.
+    payload = {**example_payload("push.json"), "padding": f"{size}-{many}"}
+    body = json.dumps(payload).encode()
     head = b"POST /webhook HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
     for name, value in signed(body, "push").items():
         head += f"{name}: {value}\r\n".encode()
@@ -325,7 +336,7 @@ def test_huge_headers_are_refused_or_read(
     status, text = raw_request(client, head + body)
     # h11 refuses a header block still incomplete past 16 KB; one that arrives whole in a single
     # read is parsed, and then it is an ordinary signed delivery.
-    if (status, text) != UNPARSABLE:
+    if (status, text) not in (UNPARSABLE, RESET):
         assert (status, json.loads(text)) == (202, {"outcome": "queued"})
     assert queue.depth() == (1 if status == 202 else 0)
 

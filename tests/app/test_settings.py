@@ -1,0 +1,29 @@
+"""Settings read from the environment: each variable's default, and a bad value named."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.app.settings import GITHUB_MAX_PAYLOAD_BYTES, MAX_BODY_BYTES, Settings, SettingsError
+
+
+def test_webhook_max_bytes_defaults_to_five_megabytes_and_can_be_set() -> None:
+    assert Settings.from_env({}).max_body_bytes == MAX_BODY_BYTES == 5 * 2**20
+    assert Settings.from_env({"WEBHOOK_MAX_BYTES": "65536"}).max_body_bytes == 65536
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (
+            "0",
+            "WEBHOOK_MAX_BYTES must be between 1 and 26214400 (GitHub's own cap on a payload), got 0",
+        ),
+        (str(GITHUB_MAX_PAYLOAD_BYTES + 1), "WEBHOOK_MAX_BYTES must be between 1 and 26214400"),
+        ("5MB", "WEBHOOK_MAX_BYTES must be an integer, got '5MB'"),
+    ],
+)
+def test_webhook_max_bytes_out_of_range_is_refused(raw: str, error: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"WEBHOOK_MAX_BYTES": raw})
+    assert str(refused.value).startswith(error)

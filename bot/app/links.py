@@ -1,9 +1,12 @@
 """Other repositories that a PR's references name, read through the App: the App-side counterpart
 of `--link` on the command line (bot/cli/links.py).
 
-A repository is readable when the App is installed on it (its own installation's token), or when
-it is public (the current installation's token reads public repositories). Anything else becomes
-a LinkedRepo with a reason, which the headings check reports as "could not verify" — never a pass.
+What may be read is bot/app/link_policy.py's rule; everything is read with the token of the PR's
+own installation, never another's. A repository is looked up (one GET with that token, and for a
+private one the App's installation on it) before anything in it is read: its contents, its mirror
+and its open PRs only once the rule says yes. Any other answer is the one sentence of
+bot/engine/links.py, whatever the cause, which the headings check reports as "not checked" — never
+a pass, and nothing else about that repository.
 """
 
 from __future__ import annotations
@@ -12,47 +15,78 @@ import logging
 
 from github import GithubException
 
-from bot.app.github.app import GitHubApp
+from bot.app.github.app import GitHubApp, RepoClient, RepoInfo
+from bot.app.link_policy import LinkOpener, Visibility, unreadable_reason
 from bot.app.review_pull import integration_branch_of
+from bot.engine.config import LinksConfig
 from bot.engine.context import LinkedRepo, RepoResolver
-from bot.git.mirror import MirrorError, Mirrors
+from bot.engine.links import NOT_READABLE, bounded, link_key
+from bot.git.mirror import MirrorError, Mirrors, MirrorTooLarge
 
 log = logging.getLogger(__name__)
 
 
-def installation_resolver(
-    github: GitHubApp, mirrors: Mirrors, installation_id: int
-) -> RepoResolver:
-    """A resolver that opens each repository once per review, on first use."""
-    opened: dict[str, LinkedRepo] = {}
+def installation_resolver(github: GitHubApp, mirrors: Mirrors, installation_id: int) -> LinkOpener:
+    """For the reviews of installation `installation_id`'s PRs: per review, a resolver that opens
+    each allowed repository once, on first use, and at most `links.max_repositories` of them."""
 
-    def resolve(name: str) -> LinkedRepo:
-        if name not in opened:
-            opened[name] = _open(github, mirrors, name, installation_id)
-        return opened[name]
+    def for_review(home_private: bool, config: LinksConfig) -> RepoResolver:
+        home = Visibility(home_private, installation_id)
+        return bounded(lambda name: _open(github, mirrors, name, home, config), config)
 
-    return resolve
+    return for_review
 
 
-def _open(github: GitHubApp, mirrors: Mirrors, name: str, fallback: int) -> LinkedRepo:
+def _open(
+    github: GitHubApp, mirrors: Mirrors, name: str, home: Visibility, config: LinksConfig
+) -> LinkedRepo:
+    assert home.installation_id is not None
+    client = github.repo(name, home.installation_id)
+    found = _look_up(github, client, name)
+    other = Visibility(found[0].private, found[1]) if found else None
+    reason = unreadable_reason(name, home, other, config)
+    if reason is not None or found is None:
+        log.info("not reading %s for this repository", name)
+        return LinkedRepo(name, reason=reason or NOT_READABLE.format(name=name))
+    return _read(github, mirrors, client, name, found[0], home.installation_id)
+
+
+def _look_up(
+    github: GitHubApp, client: RepoClient, name: str
+) -> tuple[RepoInfo, int | None] | None:
+    """The repository as the PR's installation sees it, with the App's installation on it when it
+    is private (for a public one that does not matter); None when that installation cannot see
+    it, or GitHub would not say."""
     try:
-        installation = github.installation_id(name) or fallback
-        client = github.repo(name, installation)
         info = client.info()
-        git = mirrors.sync(name, info.clone_url, github.installation_token(installation))
-        branch = integration_branch_of(git, info.default_branch)
-        develop = branch.sha if branch else None
-        if develop is None:
-            return LinkedRepo(name, reason=f"{name} has no develop or {info.default_branch} branch")
-        prs = tuple(
-            p.open_pr()
-            for p in client.open_pulls()
-            if git.resolve(p.head_sha)
-        )
-        return LinkedRepo(name, git=git, develop=develop, open_prs=prs)
+        return info, (github.installation_id(name) if info.private else None)
     except GithubException as exc:
-        log.info("cannot read %s: %s", name, exc.status)
-        why = "not found" if exc.status == 404 else f"GitHub answered {exc.status}"
-        return LinkedRepo(name, reason=f"{name} is not readable by chart-review ({why})")
+        log.info("cannot look up %s: GitHub answered %s", name, exc.status)
+        return None
+
+
+def _read(
+    github: GitHubApp,
+    mirrors: Mirrors,
+    client: RepoClient,
+    name: str,
+    info: RepoInfo,
+    installation_id: int,
+) -> LinkedRepo:
+    """A repository the rule lets this review read: its mirror, develop branch and open PRs."""
+    try:
+        mirrors.check_linked_size(name, info.size_kb * 1024)  # before fetching any of it
+        token = github.installation_token(installation_id)
+        git = mirrors.sync_linked(link_key(name), info.clone_url, token)
+        branch = integration_branch_of(git, info.default_branch)
+        if branch is None:
+            why = f"not checked: {name} has no develop or {info.default_branch} branch"
+            return LinkedRepo(name, reason=why)
+        prs = tuple(p.open_pr() for p in client.open_pulls() if git.resolve(p.head_sha))
+        return LinkedRepo(name, git=git, develop=branch.sha, open_prs=prs)
+    except GithubException as exc:
+        return LinkedRepo(name, reason=f"not checked: GitHub answered {exc.status} for {name}")
+    except MirrorTooLarge as exc:
+        return LinkedRepo(name, reason=f"not checked: {exc}")
     except MirrorError as exc:
-        return LinkedRepo(name, reason=f"{name} could not be fetched: {exc}")
+        return LinkedRepo(name, reason=f"not checked: {name} could not be fetched ({exc})")

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.app.github.app import PullState, RepoClient
+from bot.app.link_policy import LinkOpener
 from bot.app.publish import (
     CHECK_RUN_PREFIX,
     check_run_outputs,
@@ -76,15 +77,18 @@ def review_pull(
     open_prs: Sequence[PullState],
     renderer: Renderer,
     cache: RenderCache,
-    links: RepoResolver,
+    links: LinkOpener,
 ) -> Published:
     target = git.resolve(f"refs/heads/{pr.base_ref}") or pr.base_sha
     config, config_error = target_config(git, target)
     runs = client.begin_check_runs(pr.head_sha, run_names(config))
     try:
-        if config_error is not None:
-            raise ConfigError(config_error)
-        result = _review(git, pr, target, open_prs, renderer, cache, links)
+        if config is None:
+            raise ConfigError(config_error or CONFIG_PATH)
+        # What this review may read elsewhere: by the PR repository's visibility, and the config
+        # at base (a PR cannot widen it).
+        review_links = links(pr.private, config.links)
+        result = _review(git, pr, target, open_prs, renderer, cache, review_links)
         publisher = CheckRunPublisher(client, pr, runs)
         publisher.publish(result)
         return Published(result.report, publisher.conclusion)

@@ -4,11 +4,13 @@ Read at the PR's base commit, so a PR cannot switch its own checks off."""
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from collections.abc import Collection
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bot.engine.yaml.blocks import LOADER
 from bot.engine.yaml.errors import YAML_FAILURES
@@ -19,6 +21,10 @@ CONFIG_PATH = ".github/chart-review.yml"
 TOP_LEVEL_CHECKS = ("version", "probes")
 
 SeverityName = Literal["failure", "warning", "notice"]
+# Other repositories one review may read (references to `owner/name:path`): each costs API calls
+# and a mirror on the worker's disk. The config may lower it, never raise it.
+MAX_LINKED_REPOSITORIES = 5
+LINK_PATTERN_RE = re.compile(r"^[A-Za-z0-9-]+/(?:[A-Za-z0-9_.-]+|\*)$")
 
 
 class ConfigError(ChartReviewError):
@@ -61,6 +67,30 @@ class ProbesConfig(CheckConfig):
     )
 
 
+class LinksConfig(_Strict):
+    """Which other repositories references may lead a review to read. The allow-list only narrows
+    what the App may read anyway (bot/app/link_policy.py); absent, it narrows nothing."""
+
+    repositories: list[str] | None = Field(
+        default=None, description="`owner/name` or `owner/*`; none other is read"
+    )
+    max_repositories: int = Field(default=MAX_LINKED_REPOSITORIES, ge=0, le=MAX_LINKED_REPOSITORIES)
+
+    @field_validator("repositories")
+    @classmethod
+    def _patterns(cls, value: list[str] | None) -> list[str] | None:
+        for pattern in value or ():
+            if not LINK_PATTERN_RE.match(pattern):
+                raise ValueError(f"expected OWNER/NAME or OWNER/*, got {pattern!r}")
+        return value
+
+    def allows(self, name: str) -> bool:
+        """GitHub's names are case-insensitive, and so is the list."""
+        if self.repositories is None:
+            return True
+        return any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in self.repositories)
+
+
 class Config(_Strict):
     charts: list[str] | None = None
     develop: str | None = None
@@ -71,6 +101,7 @@ class Config(_Strict):
     version: VersionConfig = Field(default_factory=VersionConfig)
     probes: ProbesConfig = Field(default_factory=ProbesConfig)
     release_board: bool = False
+    links: LinksConfig = Field(default_factory=LinksConfig)
 
     def check(self, name: str) -> CheckConfig:
         if name == "version":

@@ -58,7 +58,8 @@ MESSAGES = {
     "the heading. Name the path.",
     "merge-order": QUOTE + ", which has no such heading yet{at}; it appears once on the head of "
     "{pr} (line {pr_line}). This resolves only once {pr} merges; merge that first.",
-    "unverifiable": QUOTE + ", which could not be verified: {reason}.",
+    # {reason} alone: for a repository that was not read, saying more would tell what is in it.
+    "unverifiable": QUOTE + ": {reason}.",
     "removed-still-quoted": "{what}, but it is still quoted by {referrers}. Update them in this "
     "PR, or keep the heading.",
     "reworded-explained": "{what}; only {explained} quotes the old wording, which reads as the PR "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from bot.engine.context import Context, LinkedRepo, OpenPR
+from bot.engine.context import Context, LinkedRepo, OpenPR, RepoResolver
+from bot.engine.links import bounded
 from bot.git.objects import GitView
 from checks.headings.files import TreeFiles
 from checks.headings.refs import FileRef, Reference
@@ -14,7 +15,7 @@ from checks.headings.text import Heading
 
 SUGGESTIONS = 3
 SUGGESTION_CUTOFF = 0.5
-UNKNOWN_DEVELOP = "its develop branch is unknown"
+UNKNOWN_DEVELOP = "not checked: its develop branch is unknown"
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,16 @@ def closest(headings: tuple[Heading, ...], text: str) -> tuple[Heading, ...]:
 
 @dataclass
 class Resolver:
-    """Resolves the references of one review, reading each tree and linked repository once."""
+    """Resolves the references of one review, reading each tree and linked repository once.
+
+    Other repositories are asked for through the config's allow-list and cap (`links:` at base),
+    whoever provides them: the App applies both itself too, `--link` relies on this."""
 
     ctx: Context
     head: TreeFiles
     _linked: dict[str, LinkedRepo] = field(default_factory=dict)
     _trees: dict[tuple[int, str], TreeFiles] = field(default_factory=dict)
+    _links: RepoResolver | None = None
 
     def resolve(self, ref: Reference, from_path: str | None) -> Resolution:
         if ref.side is not None and from_path is not None:
@@ -112,22 +117,27 @@ class Resolver:
     def linked(self, ref: Reference, name: str, file: FileRef) -> Resolution:
         label = f"{name}:{file.path}"
         at = f" on {name}'s develop"
-        repo = self._linked.get(name) or self._linked.setdefault(name, self.ctx.links(name))
+        repo = self._linked.get(name) or self._linked.setdefault(name, self.open(name))
         if repo.git is None or repo.develop is None:
+            # Only the reason: nothing else about a repository that was not read.
             reason = repo.reason or UNKNOWN_DEVELOP
             return Resolution("unverifiable", label, at, repo=name, reason=reason)
         try:
             found = target(self.files(repo.git, repo.develop), ref, None)
-        except (
-            Exception
-        ) as exc:  # another repository is read through an adapter: say why, never pass
-            return Resolution("unverifiable", label, at, repo=name, reason=str(exc))
+        except Exception as exc:  # another repository is read through an adapter: say why
+            reason = f"not checked: {exc}"
+            return Resolution("unverifiable", label, at, repo=name, reason=reason)
         if found.kind in ("missing", "no-file") and (
             pr := self.holding_pr(ref, None, repo.git, repo.open_prs)
         ):
             return Resolution("merge-order", f"{name}:{pr[1].path}", at, pr[1], repo=name, pr=pr[0])
         shown = f"{name}:{found.path}" if found.kind not in ("ambiguous", "no-file") else label
         return Resolution(found.kind, shown, at, found, repo=name)
+
+    def open(self, name: str) -> LinkedRepo:
+        if self._links is None:
+            self._links = bounded(self.ctx.links, self.ctx.config.links)
+        return self._links(name)
 
     def holding_pr(
         self, ref: Reference, from_path: str | None, git: GitView, prs: tuple[OpenPR, ...]

@@ -9,8 +9,16 @@ from pathlib import Path
 import pytest
 
 from bot.cli.links import local_resolver
-from bot.engine.config import Config
-from bot.engine.context import Context, OpenPR, PullRequestInfo, RepoResolver, no_links
+from bot.engine.config import Config, LinksConfig
+from bot.engine.context import (
+    Context,
+    LinkedRepo,
+    OpenPR,
+    PullRequestInfo,
+    RepoResolver,
+    no_links,
+)
+from bot.engine.links import not_readable
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Commit
 from bot.git.repo import GitRepo
@@ -48,6 +56,7 @@ def make_ctx(repos: list[GitRepo]) -> Callable[..., Context]:
         body: str = "",
         links: RepoResolver = no_links,
         open_prs: tuple[OpenPR, ...] = (),
+        config: Config | None = None,
     ) -> Context:
         repo = GitRepo(g.path)
         repos.append(repo)
@@ -56,7 +65,7 @@ def make_ctx(repos: list[GitRepo]) -> Callable[..., Context]:
         assert base is not None
         commits = repo.log(f"{base}..{head_sha}")
         return Context(
-            config=Config(),
+            config=config or Config(),
             git=repo,
             base=repo.tree(base),
             head=repo.tree(head_sha),
@@ -301,8 +310,8 @@ def test_a_cross_repository_reference_from_the_pr_description(tmp_path: Path, ma
         None,
     )
     assert finding.message == (
-        "the PR description quotes “WHY THIS EXISTS” in acme/other:deploy/a.yaml, which could not "
-        "be verified: not linked; pass --link OWNER/NAME=PATH."
+        "the PR description quotes “WHY THIS EXISTS” in acme/other:deploy/a.yaml: not linked; "
+        "pass --link OWNER/NAME=PATH."
     )
     assert explain(ctx)[0] == (
         "resolved: “SINGLE REPLICA” (the PR description) → acme/backend:deploy/jobs.yaml line 1 "
@@ -359,3 +368,73 @@ def test_above_in_the_pr_text_names_no_file(tmp_path: Path, make_ctx) -> None:
     ctx = make_ctx(g, body='As "READINESS ONLY" (above) says.')
     assert run(ctx) == []
     assert explain(ctx)[0].startswith("not checked: “READINESS ONLY” in the PR description names")
+
+
+def _quoting_backend(tmp_path: Path, *names: str) -> GitBuilder:
+    """A PR whose values.yaml quotes ROLLBACK ON THE DEGRADED PATH in each of `names`."""
+    lines = "".join(f"# see ROLLBACK ON THE DEGRADED PATH in {n}:deploy/jobs.yaml\n" for n in names)
+    g = chart_repo(tmp_path / "r").branch("pr")
+    return g.write("values.yaml", lines + "x: 1\n").commit("link")
+
+
+def test_an_unreadable_repository_is_said_in_one_sentence_and_nothing_else(
+    tmp_path: Path, make_ctx
+) -> None:
+    def unreadable(name: str) -> LinkedRepo:
+        return not_readable(name)
+
+    finding = only(run(make_ctx(_quoting_backend(tmp_path, "acme/secret"), links=unreadable)))
+    assert (finding.rule, finding.severity, finding.title) == (
+        "unverifiable",
+        Severity.NOTICE,
+        "Quoted heading could not be verified",
+    )
+    assert finding.message == (
+        "values.yaml line 1 quotes “ROLLBACK ON THE DEGRADED PATH” in "
+        "acme/secret:deploy/jobs.yaml: not checked: acme/secret is not readable for this "
+        "repository."
+    )
+    assert finding.data == {
+        "source": "values.yaml line 1",
+        "file": "acme/secret:deploy/jobs.yaml",
+        "repo": "acme/secret",
+    }
+
+
+def test_the_config_allow_list_narrows_even_a_link_given_on_the_command_line(
+    tmp_path: Path, make_ctx
+) -> None:
+    links = local_resolver({"acme/backend": (str(backend(tmp_path / "backend").path), None)})
+    config = Config(links=LinksConfig(repositories=["acme/frontend", "tools/*"]))
+    ctx = make_ctx(_quoting_backend(tmp_path, "acme/backend"), links=links, config=config)
+    finding = only(run(ctx))
+    assert finding.rule == "unverifiable"
+    assert finding.message.endswith(
+        ": not checked: acme/backend is not readable for this repository."
+    )
+    assert "#12" not in finding.message and "pr" not in finding.data
+
+
+def test_past_the_configured_cap_a_linked_repository_is_not_asked_for(
+    tmp_path: Path, make_ctx
+) -> None:
+    path = str(backend(tmp_path / "backend").path)
+    opened = local_resolver({"acme/backend": (path, None), "acme/Second": (path, None)})
+    asked: list[str] = []
+
+    def links(name: str) -> LinkedRepo:
+        asked.append(name)
+        return opened(name)
+
+    config = Config(links=LinksConfig(max_repositories=1))
+    g = _quoting_backend(tmp_path, "acme/backend", "Acme/Backend", "acme/Second")
+    findings = run(make_ctx(g, links=links, config=config))
+    assert asked == ["acme/backend"]  # Acme/Backend is the same repository: no second one
+    assert [(f.rule, f.line) for f in findings] == [
+        ("merge-order", 1),
+        ("merge-order", 2),
+        ("unverifiable", 3),
+    ]
+    assert findings[2].message.endswith(
+        ": not checked: more than 1 linked repositories in one review."
+    )

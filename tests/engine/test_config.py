@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.config import ConfigError, parse_config
+from bot.engine.config import MAX_LINKED_REPOSITORIES, ConfigError, parse_config
 
 KNOWN = ("qos", "version", "headings", "uid", "probes", "selectors")
 
@@ -31,3 +31,50 @@ def test_known_checks_and_their_options_are_accepted() -> None:
         known_checks=KNOWN,
     )
     assert not config.enabled("uid") and not config.enabled("version") and config.enabled("qos")
+
+
+def test_links_default_to_no_allow_list_and_five_repositories() -> None:
+    links = parse_config("release_name: r\n").links
+    assert (links.repositories, links.max_repositories) == (None, MAX_LINKED_REPOSITORIES)
+    assert MAX_LINKED_REPOSITORIES == 5
+    assert links.allows("anyone/anything")
+
+
+def test_the_links_allow_list_takes_names_and_owner_globs_case_insensitively() -> None:
+    links = parse_config(
+        "links:\n  repositories: [acme/backend, tools/*]\n  max_repositories: 2\n"
+    ).links
+    assert links.max_repositories == 2
+    assert [
+        links.allows(n) for n in ("acme/backend", "Acme/Backend", "tools/ci", "acme/other")
+    ] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert not parse_config("links:\n  repositories: []\n").links.allows("acme/backend")
+
+
+def test_more_than_five_linked_repositories_is_an_error_naming_key_and_line() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"^\.github/chart-review\.yml line 3: 'links\.max_repositories': Input should be "
+        r"less than or equal to 5$",
+    ):
+        parse_config("release_name: r\nlinks:\n  max_repositories: 6\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("links:\n  max_repositories: -1\n", r"line 2: 'links\.max_repositories': .* 0"),
+        ("links:\n  repositories: [acme]\n", r"line 2: 'links\.repositories': .*'acme'"),
+        ("links:\n  repositories: ['*/*']\n", r"line 2: 'links\.repositories': .*OWNER/\*"),
+        ("links:\n  repositories: acme/x\n", r"line 2: 'links\.repositories': "),
+        ("links:\n  repos: [acme/x]\n", r"line 2: unknown key 'links\.repos'"),
+    ],
+)
+def test_a_wrong_links_setting_is_an_error_naming_key_and_line(text: str, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        parse_config(text)

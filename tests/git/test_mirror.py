@@ -1,14 +1,18 @@
-"""Bare mirrors under DATA_DIR: cloned once, fetched incrementally, rebuilt when damaged."""
+"""Bare mirrors under DATA_DIR: cloned once, fetched incrementally, rebuilt when damaged; a linked
+repository's bounded in size and removed once unused."""
 
 from __future__ import annotations
 
 import base64
+import os
 import shutil
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from bot.git.mirror import MirrorError, Mirrors, _git_env
+from bot.git.mirror import LINKED_STAMP, MirrorError, Mirrors, MirrorTooLarge, _git_env
 from tests.support.gitbuilder import GitBuilder
 
 
@@ -73,3 +77,82 @@ def test_the_token_travels_as_a_header_in_the_environment_not_the_url() -> None:
 
 def test_no_token_header_for_a_local_source() -> None:
     assert "GIT_CONFIG_COUNT" not in _git_env("/srv/git/charts", "ghs_secret")
+
+
+def _age(path: Path, days: float) -> None:
+    """Make a linked mirror look last used `days` ago."""
+    stamp = path / LINKED_STAMP
+    old = time.time() - days * 86400
+    os.utime(stamp, (old, old))
+
+
+def test_a_linked_mirror_larger_than_the_limit_is_refused_and_removed(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors", linked_max_bytes=1)
+    with pytest.raises(MirrorTooLarge, match=r"^acme/big is larger than "):
+        mirrors.sync_linked("acme/big", str(upstream.path), token=None)
+    assert not mirrors.path("acme/big").exists()
+
+
+def test_a_reviewed_repositorys_mirror_is_kept_when_too_large_as_a_link(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors", linked_max_bytes=1)
+    mirrors.sync("acme/charts", str(upstream.path), token=None)
+    with pytest.raises(MirrorTooLarge):
+        mirrors.sync_linked("acme/charts", str(upstream.path), token=None)
+    assert mirrors.path("acme/charts").joinpath("HEAD").is_file()
+
+
+def test_the_size_limit_is_checked_before_a_fetch_too(tmp_path: Path) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors", linked_max_bytes=200 * 2**20)
+    mirrors.check_linked_size("acme/x", 200 * 2**20)  # at the limit: fine
+    with pytest.raises(
+        MirrorTooLarge, match=r"^acme/x is larger than 200 MB, the limit for a link$"
+    ):
+        mirrors.check_linked_size("acme/x", 200 * 2**20 + 1)
+
+
+def test_linked_mirrors_unused_for_a_week_are_removed_at_the_next_linked_sync(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors", linked_unused=timedelta(days=7))
+    url = str(upstream.path)
+    stale = mirrors.sync_linked("acme/stale", url, token=None).path
+    recent = mirrors.sync_linked("acme/recent", url, token=None).path
+    own = mirrors.sync("acme/charts", url, token=None).path
+    _age(stale, 8)
+    _age(recent, 6)
+    os.utime(own, (0, 0))  # however old: the mirror of a reviewed repository stays
+
+    mirrors.sync_linked("acme/other", url, token=None)
+
+    assert not stale.exists()
+    assert recent.exists() and own.exists()
+
+
+def test_a_linked_mirror_in_use_is_not_pruned_and_its_sync_renews_it(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors", linked_unused=timedelta(days=7))
+    path = mirrors.sync_linked("acme/stale", str(upstream.path), token=None).path
+    _age(path, 8)
+
+    repo = mirrors.sync_linked("acme/stale", str(upstream.path), token=None)
+
+    assert repo.resolve("refs/heads/develop") == upstream.sha("develop")
+    assert time.time() - (path / LINKED_STAMP).stat().st_mtime < 60
+    assert mirrors.prune_linked() == []
+
+
+def test_reviewing_a_linked_repository_makes_its_mirror_permanent(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors", linked_unused=timedelta(days=7))
+    path = mirrors.sync_linked("acme/charts", str(upstream.path), token=None).path
+    mirrors.sync("acme/charts", str(upstream.path), token=None)
+    mirrors.sync_linked("acme/charts", str(upstream.path), token=None)
+
+    assert not (path / LINKED_STAMP).exists()
+    assert mirrors.prune_linked() == []

@@ -8,7 +8,7 @@ cached token expired early or was revoked).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
@@ -34,6 +34,7 @@ class RepoInfo:
     default_branch: str
     clone_url: str
     private: bool
+    size_kb: int = field(default=0, compare=False)  # GitHub's estimate of the repository's size
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class PullState:
     title: str
     body: str
     user: str
+    # Whether the PR's repository (its base) is private; unknown reads as public, the stricter
+    # case for what a review may read elsewhere (bot/app/link_policy.py).
+    private: bool = False
 
     def open_pr(self) -> OpenPR:
         """As the engine sees another open PR."""
@@ -94,6 +98,7 @@ def _pull_state(pr: PullRequest, merged: bool | None = None) -> PullState:
         title=pr.title,
         body=pr.body or "",
         user=pr.user.login,
+        private=bool(pr.base.repo.private),
     )
 
 
@@ -141,7 +146,7 @@ class RepoClient:
 
     def info(self) -> RepoInfo:
         repo = self._call(lambda: self._gh.get_repo(self.full_name).complete())
-        return RepoInfo(repo.default_branch, repo.clone_url, repo.private)
+        return RepoInfo(repo.default_branch, repo.clone_url, repo.private, repo.size or 0)
 
     def pull(self, number: int) -> PullState | None:
         try:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from fastapi import Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 
 from .rules import MAX_PER_PAGE, per_page_problems
 from .state import GitHubState, Repository, Token
@@ -54,6 +55,23 @@ def unprocessable(problems: list[str]) -> ApiError:
     return ApiError(422, "Validation Failed", violation=True, errors=problems)
 
 
+class LockedRoute(APIRoute):
+    """A route that runs holding the state's lock, so that a test reading the state from its own
+    thread never meets it half-changed. The body is read first, outside the lock: after that a
+    handler does not wait on anything, so the lock is held only while it works."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def locked(request: Request) -> Response:
+            await request.body()  # cached on the request: the handler's own read does not wait
+            state: GitHubState = request.app.state.github
+            with state.lock:
+                return await handler(request)
+
+        return locked
+
+
 @dataclass
 class Ctx:
     state: GitHubState
@@ -63,9 +81,17 @@ class Ctx:
 
     def repo(self, owner: str, name: str) -> Repository:
         repo = self.state.repos.get(f"{owner}/{name}")
-        if repo is None or (self.token and repo.full_name not in self.token.repos):
+        if repo is None or (self.token and not self._reachable(repo)):
             raise not_found()  # GitHub hides what a token cannot reach
         return repo
+
+    def _reachable(self, repo: Repository) -> bool:
+        """An installation's token writes only where the App is installed, but reads any public
+        repository, as GitHub's do."""
+        assert self.token is not None
+        if repo.full_name in self.token.repos:
+            return True
+        return not repo.private and self.request.method in ("GET", "HEAD")
 
     def query(self, name: str, default: str | None = None) -> str | None:
         return self.request.query_params.get(name, default)

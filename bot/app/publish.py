@@ -7,11 +7,12 @@ and keeps each within GitHub's limits (tests/fixtures/github/rest-limits.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.markdown import Section, charts_line, section_markdown, summary_line
+from bot.engine.markdown import Section, charts_line, compared_line, section_markdown, summary_line
+from bot.engine.markdown_safe import code, inline, prose
 from bot.engine.report import Finding, Report, Severity, headline, icon
 
 CHECK_RUN_PREFIX = "chart-review/"
@@ -22,6 +23,9 @@ MAX_ANNOTATION_MESSAGE_BYTES = 64 * 1024
 MAX_COMMENT_CHARS = 65536  # issue and review comment bodies
 SUMMARY_MARKER = "<!-- chart-review:summary -->"  # finds the sticky comment again; invisible
 CUT_NOTE = "\n\n… {cut:,} more characters cut; run `chart-review review` for the full report"
+LEFT_OUT_NOTE = (
+    "\n\n… {count:,} more {findings} not shown; run `chart-review review` for the full report"
+)
 KEY_FAILURES_PER_CHECK = 3
 KEY_FAILURE_CHARS = 100
 ELLIPSIS = "…"
@@ -83,6 +87,34 @@ def fit(text: str, limit: int) -> str:
     return kept + CUT_NOTE.format(cut=len(text) - len(kept))
 
 
+def fit_findings(
+    render: Callable[[Sequence[Finding]], str], findings: Sequence[Finding], limit: int
+) -> str:
+    """`render` of as many whole findings as fit in `limit`, then a note of how many were left out:
+    over the limit GitHub refuses the whole output (422), and a cut inside a finding can leave a
+    table row, a code span or a message half-written. When even none fit (a section whose fixed
+    part is too long), the characters are cut instead."""
+    text = render(findings)
+    if len(text) <= limit:
+        return text
+    room = limit - len(_left_out(len(findings)))
+    fits, too_many = 0, len(findings)  # render(findings[:fits]) is within room; too_many is not
+    while too_many - fits > 1:
+        middle = (fits + too_many) // 2
+        if len(render(findings[:middle])) <= room:
+            fits = middle
+        else:
+            too_many = middle
+    kept = render(findings[:fits])
+    if fits == 0 or len(kept) > room:
+        return fit(text, limit)
+    return kept + _left_out(len(findings) - fits)
+
+
+def _left_out(count: int) -> str:
+    return LEFT_OUT_NOTE.format(count=count, findings="finding" if count == 1 else "findings")
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - len(ELLIPSIS)] + ELLIPSIS
 
@@ -103,16 +135,25 @@ def conclusion(findings: Iterable[Finding]) -> str:
     return NEUTRAL if Severity.WARNING in severities else SUCCESS
 
 
-def _where(f: Finding) -> str:
-    parts = [f"chart `{f.chart}`" if f.chart else "", f"profile `{f.profile}`" if f.profile else ""]
-    parts.append(f"`{f.subject}`" if f.subject else "")
+def _raw_span(text: str) -> str:
+    return f"`{text}`"
+
+
+def _where(f: Finding, span: Callable[[str], str] = code) -> str:
+    """Chart, profile and subject as code spans: `code` for markdown, `_raw_span` for annotations,
+    which GitHub shows as plain text (no mention, link or HTML there to defuse)."""
+    parts = [
+        f"chart {span(f.chart)}" if f.chart else "",
+        f"profile {span(f.profile)}" if f.profile else "",
+    ]
+    parts.append(span(f.subject) if f.subject else "")
     return ", ".join(p for p in parts if p)
 
 
 def annotation(f: Finding) -> Annotation | None:
     if not f.path or not f.line:
         return None
-    where = _where(f)
+    where = _where(f, _raw_span)
     message = f"{f.message}\n\n({where})" if where else f.message
     return Annotation(
         path=f.path,
@@ -129,9 +170,9 @@ def _details(findings: Sequence[Finding]) -> str:
     blocks = []
     for f in findings:
         where = _where(f)
-        place = f" — `{f.path}:{f.line}`" if f.path and f.line else ""
-        heading = f"#### {icon(f.severity)} {f.title}{place}"
-        blocks.append("\n\n".join(p for p in (heading, where, f.message) if p))
+        place = f" — {code(f'{f.path}:{f.line}')}" if f.path and f.line else ""
+        heading = f"#### {icon(f.severity)} {inline(f.title)}{place}"
+        blocks.append("\n\n".join(p for p in (heading, where, prose(f.message)) if p))
     return "\n\n".join(blocks)
 
 
@@ -142,8 +183,10 @@ def _output(section: Section, report: Report) -> CheckRunOutput:
         name=run_name(section.name),
         conclusion=conclusion(findings),
         title=headline(findings),
-        summary=fit(section_markdown(section, report), MAX_OUTPUT_CHARS),
-        text=fit(_details(findings), MAX_OUTPUT_CHARS),
+        summary=fit_findings(
+            lambda shown: section_markdown(section, report, shown), findings, MAX_OUTPUT_CHARS
+        ),
+        text=fit_findings(_details, findings, MAX_OUTPUT_CHARS),
         annotations=tuple(n for n in notes if n is not None),
     )
 
@@ -167,7 +210,7 @@ def failed_output(name: str, reason: str) -> CheckRunOutput:
         conclusion=NEUTRAL,
         title="could not complete",
         summary=fit(
-            f"could not complete: {reason}; will retry on the next event", MAX_OUTPUT_CHARS
+            f"could not complete: {prose(reason)}; will retry on the next event", MAX_OUTPUT_CHARS
         ),
         text="",
     )
@@ -180,7 +223,8 @@ def _check_line(section: Section, report: Report) -> str:
     line = f"- {mark} {section.title} (`{run_name(section.name)}`): {headline(findings)}"
     failures = [f.title for f in findings if f.severity is Severity.FAILURE]
     if failures:
-        shown = "; ".join(_clip(t, KEY_FAILURE_CHARS) for t in failures[:KEY_FAILURES_PER_CHECK])
+        clipped = (_clip(t, KEY_FAILURE_CHARS) for t in failures[:KEY_FAILURES_PER_CHECK])
+        shown = "; ".join(inline(t) for t in clipped)  # clipped first, so no escape is halved
         more = len(failures) - KEY_FAILURES_PER_CHECK
         line += f" — {shown}" + (f"; and {more} more" if more > 0 else "")
     return line
@@ -190,7 +234,7 @@ def summary_comment(report: Report, sections: Sequence[Section]) -> str:
     head = [
         SUMMARY_MARKER,
         f"## {summary_line(report)}",
-        f"Compared `{report.base[:12]}` → `{report.head[:12]}`.",
+        compared_line(report),
         charts_line(report),
     ]
     checks = [_check_line(s, report) for s in _families(report, sections)]
@@ -201,7 +245,11 @@ def summary_comment(report: Report, sections: Sequence[Section]) -> str:
 
 def inline_body(f: Finding) -> str:
     where = _where(f)
-    parts = [f"{icon(f.severity)} **{f.title}**", f.message, f"<sub>{where}</sub>" if where else ""]
+    parts = [
+        f"{icon(f.severity)} **{inline(f.title)}**",
+        prose(f.message),
+        f"<sub>{where}</sub>" if where else "",
+    ]
     return fit("\n\n".join(p for p in parts if p), MAX_COMMENT_CHARS)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.engine.markdown_safe import cell, cell_code, code, inline
 from bot.engine.report import Finding, Report, headline, icon
 
 SectionFn = Callable[[Sequence[Finding], Mapping[str, Mapping[str, Any]]], str]
@@ -22,17 +23,13 @@ class Section:
         return not self.quiet or bool(report.findings_for(self.name))
 
 
-def escape_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def findings_table(findings: Sequence[Finding]) -> str:
     rows = ["| | chart | profile | finding | where |", "| --- | --- | --- | --- | --- |"]
     for f in findings:
-        where = f"`{f.path}:{f.line}`" if f.path and f.line else (f"`{f.path}`" if f.path else "")
+        where = cell_code(f"{f.path}:{f.line}" if f.line else f.path) if f.path else ""
         rows.append(
-            f"| {icon(f.severity)} | {escape_cell(f.chart or '')} | {escape_cell(f.profile or '')} "
-            f"| **{escape_cell(f.title)}**<br>{escape_cell(f.message)} | {where} |"
+            f"| {icon(f.severity)} | {cell(f.chart or '')} | {cell(f.profile or '')} "
+            f"| **{cell(f.title)}**<br>{cell(f.message)} | {where} |"
         )
     return "\n".join(rows)
 
@@ -47,33 +44,44 @@ def charts_line(report: Report) -> str:
         return "No chart changed."
     parts = []
     for c in report.charts:
+        base, head = inline(c.version_base or ""), inline(c.version_head or "")
         if c.version_base is None:
-            version = f"new at {c.version_head}"
+            version = f"new at {head}"
         elif c.version_head is None:
-            version = f"removed at {c.version_base}"
+            version = f"removed at {base}"
         elif c.version_base == c.version_head:
-            version = c.version_head
+            version = head
         else:
-            version = f"{c.version_base} → {c.version_head}"
-        parts.append(f"`{c.path}` ({version}; profiles {', '.join(c.profiles) or 'none'})")
+            version = f"{base} → {head}"
+        profiles = inline(", ".join(c.profiles)) or "none"
+        parts.append(f"{code(c.path)} ({version}; profiles {profiles})")
     return "Charts: " + "; ".join(parts)
 
 
-def section_markdown(section: Section, report: Report) -> str:
+def compared_line(report: Report) -> str:
+    return f"Compared {code(report.base[:12])} → {code(report.head[:12])}."
+
+
+def section_markdown(
+    section: Section, report: Report, shown: Sequence[Finding] | None = None
+) -> str:
+    """The check's heading, counting all its findings, over a body of `shown` (by default all):
+    a check run whose summary would pass GitHub's limit shows the first findings only."""
     findings = report.findings_for(section.name)
+    shown = findings if shown is None else shown
     data = {c.path: c.to_json() for c in report.charts}
     head = f"### {section.title}: {headline(findings)}"
     if section.body is not None:
-        body = section.body(findings, data)
+        body = section.body(shown, data)
     else:
-        body = findings_table(findings) if findings else ""
+        body = findings_table(shown) if shown else ""
     return f"{head}\n\n{body}".rstrip()
 
 
 def to_markdown(report: Report, sections: Sequence[Section]) -> str:
     parts = [
         f"## {summary_line(report)}",
-        f"Compared `{report.base[:12]}` → `{report.head[:12]}`. {charts_line(report)}",
+        f"{compared_line(report)} {charts_line(report)}",
     ]
     parts += [section_markdown(s, report) for s in sections if s.shown(report)]
     return "\n\n".join(parts) + "\n"

@@ -14,6 +14,7 @@ import semver
 
 from bot.engine.chart.files import ChartMeta, find_charts, read_chart_meta
 from bot.engine.context import OpenPR
+from bot.engine.markdown_safe import cell, code, inline
 from bot.git.objects import GitView
 from bot.versions.claims import Claim, Status, Verdict, open_claims, pr_label, rivals_of, verdict
 from bot.versions.semver import parse_version
@@ -138,7 +139,8 @@ def board_markdown(board: Board, link_fmt: str | None = None) -> str:
     if not board.charts:
         out.append("No open PR touches a chart.")
     for chart in board.charts:
-        out += [f"### {chart.name} (`{chart.path}`): develop at {_cell(chart.develop_version)}", ""]
+        where = f"{inline(chart.name)} ({code(chart.path)})"  # names from Chart.yaml: PR text
+        out += [f"### {where}: develop at {_cell(chart.develop_version)}", ""]
         if not chart.rows:
             out += ["No open PR touches this chart.", ""]
             continue
@@ -165,7 +167,8 @@ def _pr_cell(pr: OpenPR, link_fmt: str | None) -> str:
 
 
 def _cell(text: str | None) -> str:
-    return text.replace("|", "\\|") if text else "—"
+    """Branch names and versions come from PRs: neutralised as any PR text in a table cell."""
+    return cell(text) if text else "—"
 
 
 def board_json(board: Board) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bot.engine.markdown_safe import cell, inline, prose
 from bot.engine.report import CRASHED, Finding, icon
 
 TABLE_HEAD = "| profile | workload | base | head | why |\n| --- | --- | --- | --- | --- |"
@@ -26,16 +27,16 @@ def _chart(path: str, findings: Sequence[Finding], data: Mapping[str, Any]) -> s
     mine = [f for f in findings if f.chart == path]
     rows = [f for f in mine if f.rule in TABLE_RULES and f.subject]
     others = [f for f in mine if f not in rows]
-    lines = [f"**{path}**", ""]
+    lines = [f"**{inline(path)}**", ""]
     if rows:
         lines += [TABLE_HEAD, *(_row(f) for f in rows)]
     elif not any(f.rule == CRASHED for f in mine):  # a check that did not finish says nothing
         lines.append(NO_CHANGES)
     unchanged = _unchanged(data)
     if unchanged:
-        lines += ["", UNCHANGED.format(counts=unchanged)]
+        lines += ["", UNCHANGED.format(counts=inline(unchanged))]
     if others:
-        lines += ["", *(f"- {icon(f.severity)} {f.message}" for f in others)]
+        lines += ["", *(f"- {icon(f.severity)} {prose(f.message)}" for f in others)]
     return "\n".join(lines)
 
 
@@ -53,7 +54,7 @@ def _row(finding: Finding) -> str:
         data.get("head") or ABSENT,
         f"{icon(finding.severity)} {why}",
     ]
-    return "| " + " | ".join(_cell(str(c)) for c in cells) + " |"
+    return "| " + " | ".join(cell(str(c)) for c in cells) + " |"
 
 
 def _unchanged(data: Mapping[str, Any]) -> str:
@@ -66,7 +67,3 @@ def _unchanged(data: Mapping[str, Any]) -> str:
         same = sum(1 for key, cls in head[profile].items() if base[profile].get(key) == cls)
         counts.append(f"{profile} {same} pod{'' if same == 1 else 's'}")
     return ", ".join(counts)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")

@@ -186,3 +186,23 @@ def test_cli_bad_arguments_exit_2(
 def test_cli_not_a_repository_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert versions("--repo", str(tmp_path)) == 2
     assert capsys.readouterr().err == f"chart-review: error: {tmp_path}: not a git repository\n"
+
+
+def test_markdown_neutralises_chart_names_branches_and_versions_from_prs(tmp_path: Path) -> None:
+    """A chart named like a mention and an image, a branch with a mention and an HTML tag, a claimed
+    version with a bidi override: shown literally, not as a ping, an image or reordered text."""
+    g = GitBuilder(tmp_path / "repo")
+    hostile = "@carol ![x](https://x/y)"
+    write_chart(g, "charts/carol", f'"{hostile}"', "1.0.0").commit("carol")
+    g.branch("feat/@dave<b>", "develop")
+    g.write("charts/carol/Chart.yaml", chart_yaml("1.0.1\u202e", name=f'"{hostile}"')).commit("x")
+    prs = [OpenPR(7, g.sha("feat/@dave<b>"), "feat/@dave<b>")]
+    board = build_board(GitRepo(g.path), g.sha("develop"), prs)
+    assert board_json(board)["charts"][0]["name"] == hostile  # the data stays raw
+    text = board_markdown(board)
+    zwj = "\u200d"
+    assert f"### @{zwj}carol ![x\\](https://x/y) (`charts/carol`): develop at 1.0.0\n" in text
+    assert (
+        f"| #7 | feat/@{zwj}dave&lt;b> | 1.0.0 | 1.0.1\\u202e | invalid version | 1.0.1 |" in text
+    )
+    assert "@carol" not in text and "@dave" not in text and "<b>" not in text

@@ -174,7 +174,7 @@ class Worker:
     def _review(self, client: RepoClient, job: ReviewJob, pr: PullState) -> None:
         started = time.perf_counter()
         repo = job.repo
-        git = self._sync(repo, [pr.head_sha, pr.base_sha])
+        git = self._sync(client, repo, [pr.head_sha, pr.base_sha])
         try:
             open_prs = client.open_pulls()
             links = installation_resolver(self.github, self.mirrors, repo.installation_id)
@@ -207,9 +207,12 @@ class Worker:
                 ReviewJob(job.repo, other.number, other.head_sha, RIVAL, job.delivery)
             )
 
-    def _sync(self, repo: RepoRef, want: Sequence[str]) -> GitRepo:
+    def _sync(self, client: RepoClient, repo: RepoRef, want: Sequence[str]) -> GitRepo:
+        """The repository's mirror, fetched from where GitHub's API says it lives. Not from the
+        job's clone_url: the token goes with the fetch, and a job that reached the queue some other
+        way than a signed delivery must not choose where the token is sent."""
         token = self.github.installation_token(repo.installation_id)
-        return self.mirrors.sync(repo.full_name, repo.clone_url, token, want)
+        return self.mirrors.sync(repo.full_name, client.info().clone_url, token, want)
 
     # -- recheck -------------------------------------------------------------------------------
 
@@ -217,7 +220,7 @@ class Worker:
         """Re-review the open PRs whose version verdict the event can have changed."""
         client = self.github.repo(job.repo.full_name, job.repo.installation_id)
         open_prs = client.open_pulls()
-        git = self._sync(job.repo, [p.head_sha for p in open_prs])
+        git = self._sync(client, job.repo, [p.head_sha for p in open_prs])
         try:
             if job.reason == "push":
                 affected = self._after_push(client, git, job.base_ref, open_prs)

@@ -1,7 +1,8 @@
 """The durable queue between the webhook receiver and the workers (huey), and delivery dedupe.
 
 SqliteHuey under DATA_DIR when REDIS_URL is unset (one machine, nothing to install); RedisHuey when
-it is set (any number of `chart-review worker` processes). Jobs travel as plain dicts.
+it is set (any number of `chart-review worker` processes). Jobs travel as JSON of their own fields
+(bot/app/job_serializer.py), never as pickles: an entry the bot did not write is dropped unread.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from huey import Huey, RedisHuey, SqliteHuey
 from huey.exceptions import RetryTask
 
+from bot.app.job_serializer import JobSerializer, RefusedEntry, checked_job
 from bot.app.jobspec import Job, job_from_dict, job_to_dict
 from bot.app.settings import Settings
 from bot.app.store import Lease, RedisStore, SqliteStore, Store
@@ -23,6 +25,8 @@ from bot.app.store import Lease, RedisStore, SqliteStore, Store
 log = logging.getLogger(__name__)
 
 QUEUE_NAME = "chart-review"
+TASK = "run_job"
+TASK_NAME = f"{__name__}.{TASK}"  # how huey names a task: its function's module, then its name
 # GitHub lets an operator redeliver a delivery for three days; remember ids a little longer.
 DELIVERY_TTL = 4 * 24 * 3600.0
 # A claim that was never confirmed (the process died between claiming and enqueueing) lapses after
@@ -52,11 +56,55 @@ def open_store(settings: Settings) -> Store:
     return SqliteStore(settings.data_dir / "state.db")
 
 
+class RefusingHuey(Huey):
+    """Drops, with one log line, each entry that JobSerializer refuses, and reads on. huey's own
+    consumer would log a traceback and back off, delaying the next valid job."""
+
+    def dequeue(self) -> Any:
+        while (data := self.storage.dequeue()) is not None:
+            try:
+                return self.deserialize_task(data)
+            except RefusedEntry as refused:
+                log_refused(refused)
+        return None
+
+    # huey's private loop over stored lists (the schedule, pending(), scheduled()); a rename in a
+    # huey release would bring its traceback back, which tests/app/test_queue_security.py catches.
+    def _deserialize_all(self, messages: list[bytes]) -> list[Any]:
+        tasks = []
+        for data in messages:
+            try:
+                tasks.append(self.deserialize_task(data))
+            except RefusedEntry as refused:
+                log_refused(refused)
+        return tasks
+
+
+class JobRedisHuey(RefusingHuey, RedisHuey):
+    pass
+
+
+class JobSqliteHuey(RefusingHuey, SqliteHuey):
+    pass
+
+
+def log_refused(refused: RefusedEntry) -> None:
+    log.warning("queue entry dropped, not run: %s", refused)
+
+
 def make_huey(settings: Settings) -> Huey:
+    serializer = JobSerializer(TASK_NAME)
     if settings.redis_url:
-        return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False)
+        return JobRedisHuey(
+            QUEUE_NAME, url=settings.redis_url, results=False, serializer=serializer
+        )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return SqliteHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.db"), results=False)
+    return JobSqliteHuey(
+        QUEUE_NAME,
+        filename=str(settings.data_dir / "queue.db"),
+        results=False,
+        serializer=serializer,
+    )
 
 
 class HueyJobQueue:
@@ -66,7 +114,7 @@ class HueyJobQueue:
         self.huey = huey
         self.store = store
         self.handler = handler
-        self._task = huey.task(name="run_job")(self._execute)
+        self._task = huey.task(name=TASK)(self._execute)
 
     @classmethod
     def from_settings(cls, settings: Settings, handler: Handler | None = None) -> HueyJobQueue:
@@ -101,10 +149,16 @@ class HueyJobQueue:
                 continue  # another reaper took it
             raw = self.store.get(key)
             self.store.release(key)
-            if raw is not None:
-                log.warning("re-queueing job %s: its worker stopped mid-run", run_id)
-                self._task({**json.loads(raw), "recovered": True})
-                recovered += 1
+            if raw is None:
+                continue
+            try:
+                data = checked_job({**json.loads(raw), "recovered": True})
+            except (ValueError, TypeError, RefusedEntry) as exc:
+                log.warning("journal entry %s dropped, not re-queued: %s", run_id, exc)
+                continue
+            log.warning("re-queueing job %s: its worker stopped mid-run", run_id)
+            self._task(data)
+            recovered += 1
         return recovered
 
     def submit(self, delivery_id: str, event: str, job: Job | None) -> bool:

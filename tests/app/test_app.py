@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.jobspec import RepoRef, ReviewJob
 from tests.support.app_harness import (
     RunningApp,
     app_settings,
@@ -374,3 +375,17 @@ def test_a_pr_moving_onto_anothers_version_re_checks_the_other(
     wait_for(other_races_pr_1, what="PR #2's version check to warn of PR #1")
     [run] = [r for r in github.check_runs(REPO, other) if r.name == "chart-review/version"]
     assert "#1" in run.summary + (run.text or "")
+
+
+def test_a_queued_job_cannot_choose_where_the_token_is_sent(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario, tmp_path: Path
+) -> None:
+    # A job that reached the queue some other way than a signed delivery, naming a clone URL of
+    # its own: the mirror is fetched from where GitHub's API says the repository lives.
+    decoy = GitBuilder(tmp_path / "decoy").write("x.txt", "x\n").commit("decoy")
+    job = ReviewJob(RepoRef(REPO, 1, str(decoy.path)), 1, scenario.head, "planted", "d-planted")
+    app.process.queue.enqueue(job)
+    wait_for(lambda: _reviewed(github, scenario.head), what="the planted job's review")
+    assert _conclusions(github, scenario.head)["chart-review/qos"] == "failure"  # the real repo
+    configs = [c.read_text() for c in (tmp_path / "data").rglob("config") if c.is_file()]
+    assert configs and not any(str(decoy.path) in text for text in configs)

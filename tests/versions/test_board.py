@@ -115,6 +115,22 @@ def test_monorepo_board_has_one_table_per_touched_chart(tmp_path: Path) -> None:
     ]
 
 
+def test_a_pr_that_branched_before_a_chart_existed_does_not_remove_it(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "repo")
+    write_chart(g, "charts/alpha", "alpha", "0.1.0").commit("alpha")
+    g.branch("old").write("charts/alpha/values.yaml", "replicas: 2\n")
+    g.write("charts/alpha/Chart.yaml", chart_yaml("0.1.1", name="alpha")).commit("alpha 0.1.1")
+    g.checkout("develop")
+    write_chart(g, "charts/beta", "beta", "1.0.0").commit("beta, added after #1 branched")
+    g.branch("gone", "develop").run_git("rm", "-rq", "charts/beta")
+    g.commit("drop beta")
+    prs = [OpenPR(1, g.sha("old"), "old"), OpenPR(2, g.sha("gone"), "gone")]
+    doc = board_json(build_board(GitRepo(g.path), g.sha("develop"), prs))
+    assert [c["path"] for c in doc["charts"]] == ["charts/alpha", "charts/beta"]
+    assert rows(doc, 0) == [(1, "old", "0.1.0", "0.1.1", "ok", None)]
+    assert rows(doc, 1) == [(2, "gone", "1.0.0", None, "removes the chart", None)]
+
+
 # -- the CLI --------------------------------------------------------------------------------------
 
 

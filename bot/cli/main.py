@@ -146,6 +146,20 @@ def develop_commit(repo: GitRepo, requested: str | None, base: str) -> str | Non
     return found.sha if found else None
 
 
+def open_cache(directory: str) -> RenderCache:
+    """The on-disk render cache of --cache-dir, which must be a directory this process can write."""
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--cache-dir {directory}: not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--cache-dir {directory}: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"--cache-dir {directory}: not writable")
+    return RenderCache(path)
+
+
 def read_pr_body(source: str | None) -> str:
     if source is None:
         return ""
@@ -159,7 +173,7 @@ def read_pr_body(source: str | None) -> str:
 
 def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
-    cache = RenderCache(Path(args.cache_dir)) if args.cache_dir else RenderCache()
+    cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
     engine = Engine(repo, make_renderer(args.renderer, render_limits()), REGISTRY, cache)
     result = engine.review(review_input(args, repo), explain=args.explain)
     writer: Publisher = ReportWriter(args.format, REGISTRY.sections(), args.output, args.explain)

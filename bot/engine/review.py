@@ -16,6 +16,7 @@ from bot.engine.check import Check, Registry
 from bot.engine.config import CONFIG_PATH, Config, parse_config
 from bot.engine.context import (
     ChartContext,
+    ChartRenders,
     Context,
     OpenPR,
     PullRequestInfo,
@@ -176,6 +177,7 @@ class Engine:
             for s in sources
         )
         self.timings.render += time.perf_counter() - t0
+        _check_profiles_exist(inp.profiles, charts)
 
         ctx = Context(
             config=config,
@@ -250,6 +252,19 @@ class Engine:
             run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
             found += _contained(check, chart.path, run)
         return found
+
+
+def _check_profiles_exist(requested: Sequence[str], charts: Sequence[ChartRenders]) -> None:
+    """A profile asked for that no chart under review has, at base or head, is a mistake to say,
+    not an empty review that passes."""
+    if not charts:
+        return
+    present = {name for c in charts for name in (*c.base, *c.head)}
+    missing = [name for name in requested if name not in present]
+    if missing:
+        raise ReviewError(
+            f"--profile {missing[0]}: no chart under review has that profile at base or head"
+        )
 
 
 def _run_one(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -129,6 +130,14 @@ def test_output_file(repo: GitBuilder, tmp_path: Path) -> None:
             "argument --format: invalid choice",
         ),
         (
+            ["--base", "develop", "--head", "good", "--profile", "eks"],
+            "--profile eks: no chart under review has that profile at base or head",
+        ),
+        (
+            ["--base", "develop", "--head", "good", "--cache-dir", "/dev/null"],
+            "--cache-dir /dev/null: not a directory",
+        ),
+        (
             ["--base", "develop", "--head", "good", "--chart", "zzz"],
             "--chart zzz: no Chart.yaml there",
         ),
@@ -231,3 +240,16 @@ def test_open_prs_are_measured_against_the_configured_develop(tmp_path: Path) ->
     assert develop_commit(repo, None, "main") == g.sha("integration")
     open_heads = discover_open_prs(repo, g.sha("integration"), None, exclude_head=None)
     assert g.sha("merged") not in {pr.head for pr in open_heads}
+
+
+def test_a_cache_dir_this_process_cannot_write_is_a_usage_error(
+    repo: GitBuilder, tmp_path: Path
+) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    args = ("review", "--repo", str(repo.path), "--base", "develop", "--head", "good")
+    proc = cli(*args, "--cache-dir", str(locked), "--profile", "equal")
+    if os.geteuid() == 0:  # root writes anywhere: the directory is usable, and the profile exists
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert proc.stderr.strip() == f"chart-review: error: --cache-dir {locked}: not writable"

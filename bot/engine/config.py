@@ -54,7 +54,6 @@ class CheckConfig(_Strict):
     enabled: bool = True
     # One severity for every finding of the check, or a severity per rule.
     severity: SeverityName | dict[str, SeverityName] | None = None
-    model_config = ConfigDict(extra="allow", frozen=True)  # check-specific options
 
 
 class VersionConfig(CheckConfig):

@@ -24,6 +24,20 @@ def test_a_top_level_check_under_checks_says_where_it_belongs(name: str) -> None
         parse_config(f"checks:\n  {name}:\n    enabled: false\n")
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("checks:\n  qos:\n    enabeld: false\n", "line 3: unknown key 'checks.qos.enabeld'"),
+        ("version:\n  ignored: [docs/**]\n", "line 2: unknown key 'version.ignored'"),
+        ("probes:\n  forbidden: {}\n", "line 2: unknown key 'probes.forbidden'"),
+    ],
+)
+def test_an_unknown_key_under_a_check_is_an_error_naming_it(text: str, where: str) -> None:
+    # A typo would otherwise leave the check on (or the paths unignored) without a word.
+    with pytest.raises(ConfigError, match=where):
+        parse_config(text, known_checks=KNOWN)
+
+
 def test_known_checks_and_their_options_are_accepted() -> None:
     config = parse_config(
         "checks:\n  qos:\n    severity: {downgrade: warning}\n  uid: {enabled: false}\n"

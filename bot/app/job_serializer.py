@@ -103,6 +103,8 @@ def checked_job(data: object) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError) as exc:
         raise RefusedEntry(f"job rejected ({type(exc).__name__}: {exc})"[:200]) from None
     _check_types(job)
+    if job.crashes < 0:  # how many times the reaper re-queued it: a count
+        raise RefusedEntry(f"job field crashes: {job.crashes} is not a count")
     run_id = data.get("id")
     if run_id is not None and not isinstance(run_id, str):
         raise RefusedEntry("job run id is not a string")

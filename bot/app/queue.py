@@ -18,7 +18,7 @@ from huey import Huey, RedisHuey, SqliteHuey
 from huey.exceptions import RetryTask
 
 from bot.app.job_serializer import JobSerializer, RefusedEntry, checked_job
-from bot.app.jobspec import Job, job_from_dict, job_to_dict
+from bot.app.jobspec import Job, job_from_dict, job_subject, job_to_dict
 from bot.app.settings import Settings
 from bot.app.store import Lease, RedisStore, SqliteStore, Store
 
@@ -38,6 +38,12 @@ HEARTBEAT_TTL = 15.0
 JOURNAL_TTL = 24 * 3600.0
 RUNNING, ALIVE = "running:", "alive:"
 REAP_INTERVAL = 5.0
+# A job whose subject (the head a review is about) stopped its worker this many times (SIGKILL,
+# the OOM killer) is not run again: the worker completes its runs neutral instead (bot/app/
+# give_up.py), so that one head cannot take down worker after worker, nor leave a run in progress.
+CRASH_LIMIT = 2
+CRASHES = "crashes:"
+CRASHES_TTL = JOURNAL_TTL
 
 Handler = Callable[[Job], None]
 
@@ -152,14 +158,34 @@ class HueyJobQueue:
             if raw is None:
                 continue
             try:
-                data = checked_job({**json.loads(raw), "recovered": True})
+                data = checked_job(json.loads(raw))
             except (ValueError, TypeError, RefusedEntry) as exc:
                 log.warning("journal entry %s dropped, not re-queued: %s", run_id, exc)
                 continue
-            log.warning("re-queueing job %s: its worker stopped mid-run", run_id)
-            self._task(data)
+            self._requeue(run_id, data)
             recovered += 1
         return recovered
+
+    def _requeue(self, run_id: str, data: dict[str, Any]) -> None:
+        crashes = self._count_crash(job_from_dict(data))
+        # A new run id: the reap claim is per run, so the same id would never be reaped again.
+        again = {**data, "id": uuid.uuid4().hex, "recovered": True, "crashes": crashes}
+        log.warning(
+            "re-queueing job %s as %s: its worker stopped mid-run (crash %d of %d)",
+            run_id,
+            again["id"],
+            crashes,
+            CRASH_LIMIT,
+        )
+        self._task(again)
+
+    def _count_crash(self, job: Job) -> int:
+        """This crash counted against the job's subject. The job's own count is the floor, should
+        the store have lost the key."""
+        key = f"{CRASHES}{job_subject(job)}"
+        crashes = max(_count(self.store.get(key)), job.crashes) + 1
+        self.store.put(key, CRASHES_TTL, str(crashes))
+        return crashes
 
     def submit(self, delivery_id: str, event: str, job: Job | None) -> bool:
         key = f"delivery:{delivery_id}"
@@ -206,8 +232,19 @@ class Reaper:
         self._thread.join()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
+        # A first pass at once: a worker started after a crash takes back what it left then,
+        # not an interval later.
+        while True:
             try:
                 self.queue.recover()
             except Exception:
                 log.exception("reaper pass failed; trying again")
+            if self._stop.wait(self.interval):
+                return
+
+
+def _count(raw: str | None) -> int:
+    try:
+        return max(int(raw or 0), 0)
+    except ValueError:
+        return 0

@@ -44,6 +44,8 @@ JOBS: list[Job] = [
     RecheckJob(REPO, "main", "pull_request.closed", closed_number=3, delivery="d-2"),
     CommandJob(REPO, 7, 99, "octocat", "run", delivery="d-3"),
     CommandJob(REPO, 8, 100, "hubot", "help", recovered=True),
+    ReviewJob(REPO, 7, "c" * 40, "pull_request.synchronize", recovered=True, crashes=2),
+    RecheckJob(REPO, "develop", "push", delivery="d-4", recovered=True, crashes=1),
 ]
 
 
@@ -232,6 +234,8 @@ REFUSED = {
     "an extra job field": (json.dumps(_with_job(script="rm -rf /")), "'script'"),
     "a job of a wrong type": (json.dumps(_with_job(number="7")), "job field number: '7'"),
     "a bool for an int": (json.dumps(_with_repo(installation_id=True)), "installation_id: True"),
+    "a bool for a count": (json.dumps(_with_job(crashes=True)), "job field crashes: True"),
+    "a negative count": (json.dumps(_with_job(crashes=-1)), "crashes: -1 is not a count"),
     "a repo of a wrong type": (json.dumps(_with_job(repo="acme/charts")), "job rejected"),
     "a command not in the list": (
         json.dumps({**_valid(), "job": json.loads(_command("rm"))}),

@@ -14,16 +14,19 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from github import GithubException
 
+from bot.app.disk_full import waiting_for_space
 from bot.app.github.app import GitHubApp, PullState, RepoClient
+from bot.app.give_up import give_up
 from bot.app.jobspec import CommandJob, Job, RecheckJob, RepoRef, ReviewJob
 from bot.app.links import installation_resolver
 from bot.app.logs import log_context
 from bot.app.metrics import Metrics
 from bot.app.publish import CheckRunOutput
-from bot.app.queue import Busy, HueyJobQueue
+from bot.app.queue import CRASH_LIMIT, Busy, HueyJobQueue
 from bot.app.review_pull import integration_branch_of, review_pull, target_config
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
@@ -98,8 +101,10 @@ class Worker:
         self.metrics = metrics
         # Every render of a PR's chart runs in the sandbox's processes, under the configured limits.
         self.renderer = renderer or SandboxedHelm(settings.render_limits)
-        self.mirrors = Mirrors(settings.data_dir / "mirrors")
-        self.cache = RenderCache(settings.data_dir / "renders")
+        self.mirrors = Mirrors(settings.data_dir / "mirrors", max_bytes=settings.mirrors_max_bytes)
+        self.cache = RenderCache(
+            settings.data_dir / "renders", max_bytes=settings.render_cache_max_bytes
+        )
 
     def run(self, job: Job) -> None:
         with log_context(delivery=job.delivery, repo=job.repo.full_name):
@@ -138,8 +143,11 @@ class Worker:
                 log.info("skipped: head %s already reviewed", job.head_sha[:12])
                 return
             with log_context(pr=pr.number, head=pr.head_sha):
-                self._review(client, job, pr)
-            self.store.put(done, REVIEWED_TTL)
+                if job.crashes >= CRASH_LIMIT:
+                    give_up(client, pr.number, pr.head_sha)
+                else:
+                    self._review(client, job, pr)
+            self.store.put(done, REVIEWED_TTL)  # given up: a redelivery must not crash it again
         finally:
             lease.release()
 
@@ -218,6 +226,9 @@ class Worker:
 
     def recheck(self, job: RecheckJob) -> None:
         """Re-review the open PRs whose version verdict the event can have changed."""
+        if job.crashes >= CRASH_LIMIT:  # it has no runs of its own; the next event re-checks
+            log.warning("re-check after %s dropped: it stopped its worker twice", job.reason)
+            return
         client = self.github.repo(job.repo.full_name, job.repo.installation_id)
         open_prs = client.open_pulls()
         git = self._sync(client, job.repo, [p.head_sha for p in open_prs])
@@ -272,9 +283,8 @@ class Worker:
         if pr is None or pr.state != "open":
             client.reply(job.number, f"@{job.user}: this PR is not open; nothing to review.")
             return
-        self.review(
-            ReviewJob(job.repo, job.number, pr.head_sha, "command", job.delivery, job.recovered)
-        )
+        review = ReviewJob(job.repo, job.number, pr.head_sha, "command", job.delivery)
+        self.review(replace(review, recovered=job.recovered, crashes=job.crashes))
 
     def _deny(self, client: RepoClient, job: CommandJob, role: str) -> None:
         """The reply saying why, once per PR, user and hour; a reaction to the commands after it."""
@@ -311,5 +321,5 @@ def make_worker(settings: Settings, github: GitHubApp, metrics: Metrics | None) 
     """A queue whose jobs this process runs (the in-process consumer of `serve`, or `worker`)."""
     queue = HueyJobQueue.from_settings(settings)
     worker = Worker(settings, github, queue, queue.store, metrics)
-    queue.handler = worker.run
+    queue.handler = waiting_for_space(worker.run, settings.disk_full_retry)
     return queue

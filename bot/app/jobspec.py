@@ -32,6 +32,9 @@ class ReviewJob:
     reason: str  # the event that asked: "pull_request.opened", "check_run.rerequested", …
     delivery: str = ""
     recovered: bool = False  # re-queued after its worker died mid-run
+    # How many times a job about this one's subject (job_subject) died with its worker, as the
+    # reaper counted when it re-queued this one (bot/app/queue.py); at CRASH_LIMIT it is not run.
+    crashes: int = 0
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class RecheckJob:
     closed_number: int | None = None
     delivery: str = ""
     recovered: bool = False
+    crashes: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class CommandJob:
     command: Command
     delivery: str = ""
     recovered: bool = False
+    crashes: int = 0
 
 
 Job = ReviewJob | RecheckJob | CommandJob
@@ -71,6 +76,17 @@ _KINDS: dict[str, type[ReviewJob] | type[RecheckJob] | type[CommandJob]] = {
 
 def job_kind(job: Job) -> str:
     return next(kind for kind, cls in _KINDS.items() if isinstance(job, cls))
+
+
+def job_subject(job: Job) -> str:
+    """What the job is about, the same for every job about it: the key its worker crashes are
+    counted by. A review's is its head, so a new push starts with a clean count; a command's review
+    reads the head when it runs, so a command counts alone, and so does each re-check."""
+    if isinstance(job, ReviewJob):
+        return f"{job.repo.full_name}#{job.number}@{job.head_sha}"
+    if isinstance(job, CommandJob):
+        return f"{job.repo.full_name}#{job.number}/comment/{job.comment_id}"
+    return f"{job.repo.full_name}@{job.base_ref}/{job.reason}/{job.delivery}"
 
 
 def job_to_dict(job: Job) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.errors import ChartReviewError
+from bot.git.mirror import MIRRORS_MAX_BYTES
+from bot.render.cache import DEFAULT_MAX_BYTES as RENDER_CACHE_MAX_BYTES
 from bot.render.sandbox import SandboxLimits
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -18,6 +20,9 @@ GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 # files stays well under 5 MB. A body is held in memory until its signature is checked, so the cap
 # is what an unsigned sender can make each connection cost.
 MAX_BODY_BYTES = 5 * 1024 * 1024
+# A job stopped by a full disk runs again after this many seconds (bot/app/disk_full.py); each try
+# fetches its mirror again.
+DISK_FULL_RETRY = 60.0
 
 
 class SettingsError(ChartReviewError):
@@ -41,6 +46,10 @@ class Settings:
     log_level: str = "INFO"
     metrics_port: int | None = None  # `chart-review worker` serves /metrics here when set
     render_limits: SandboxLimits = SandboxLimits()
+    # What DATA_DIR/renders and DATA_DIR/mirrors may hold; past it, the least recently used go.
+    render_cache_max_bytes: int = RENDER_CACHE_MAX_BYTES
+    mirrors_max_bytes: int = MIRRORS_MAX_BYTES
+    disk_full_retry: float = DISK_FULL_RETRY
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -60,6 +69,8 @@ class Settings:
             log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
             metrics_port=_int(env, "METRICS_PORT"),
             render_limits=render_limits(env),
+            render_cache_max_bytes=_megabytes(env, "RENDER_CACHE_MAX_MB", RENDER_CACHE_MAX_BYTES),
+            mirrors_max_bytes=_megabytes(env, "MIRRORS_MAX_MB", MIRRORS_MAX_BYTES),
         )
 
     def require_app(self) -> None:
@@ -109,6 +120,16 @@ def render_limits(env: Mapping[str, str] | None = None) -> SandboxLimits:
         cpu_seconds=default.cpu_seconds if cpu is None else cpu,
         memory_bytes=default.memory_bytes if memory_mb is None else memory_mb * 2**20,
     )
+
+
+def _megabytes(env: Mapping[str, str], name: str, default_bytes: int) -> int:
+    """A size cap given in MB (2**20 bytes), in bytes; positive."""
+    value = _int(env, name)
+    if value is None:
+        return default_bytes
+    if value <= 0:
+        raise SettingsError(f"{name} must be a positive number of MB, got {value}")
+    return value * 2**20
 
 
 def _int(env: Mapping[str, str], name: str) -> int | None:

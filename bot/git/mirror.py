@@ -2,38 +2,42 @@
 
 git rather than the contents API: one fetch brings both sides of every open PR (`refs/pull/*/head`),
 and the engine then reads objects locally. Over HTTPS the installation token travels as an HTTP
-header in git's environment, never in the URL, the command line or a log.
+header in git's environment, never in the URL, the command line or a log (bot/git/fetch.py).
 
 A linked repository (one a PR's references name, bot/app/links.py) is a guest on this disk: its
 mirror is refused past a size limit, stamped at each use, and removed once unused for a while. The
-mirror of a repository the App reviews is never pruned.
+mirror of a repository the App reviews is never pruned for that.
+
+All mirrors together stay within `max_bytes` (MIRRORS_MAX_MB): each is stamped at every sync, and
+past the cap the least recently used are removed whole (cloned again at their next review), never
+one a review may still be reading. A fetch that fails, a full disk included, leaves no half-written
+clone and no temporary pack behind.
 """
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import logging
-import os
 import shutil
-import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from bot.errors import ChartReviewError
+from bot.git.fetch import (
+    MirrorDiskFull,
+    MirrorError,
+    disk_bytes,
+    fetch_into,
+    healthy,
+    object_bytes,
+    os_error,
+)
 from bot.git.repo import GitError, GitRepo
 
 log = logging.getLogger(__name__)
 
-REFSPECS = (
-    "+refs/heads/*:refs/heads/*",
-    "+refs/tags/*:refs/tags/*",
-    "+refs/pull/*/head:refs/pull/*/head",
-)
-FETCH_TIMEOUT = 600.0
 # A linked repository's mirror may hold this much (git's pack and loose objects); a larger one is
 # refused, and removed unless the App also reviews that repository.
 LINKED_MAX_BYTES = 200 * 1024 * 1024
@@ -41,10 +45,14 @@ LINKED_MAX_BYTES = 200 * 1024 * 1024
 LINKED_UNUSED = timedelta(days=7)
 # In a linked mirror's directory (git ignores it): its mtime is the mirror's last use as a link.
 LINKED_STAMP = "chart-review-linked"
-
-
-class MirrorError(ChartReviewError):
-    """The repository could not be fetched; the message says why (never with the token)."""
+# All mirrors together may hold this much on disk (MIRRORS_MAX_MB); past it the least recently
+# used are removed.
+MIRRORS_MAX_BYTES = 10 * 2**30
+# A mirror synced this recently may be read by a review still running (a review reads it after the
+# sync, without its lock): it is never removed to make room.
+IN_USE = timedelta(hours=1)
+# In every mirror's directory (git ignores it): its mtime is the mirror's last sync.
+USE_STAMP = "chart-review-used"
 
 
 class MirrorTooLarge(MirrorError):
@@ -57,10 +65,16 @@ class Mirrors:
         root: Path,
         linked_max_bytes: int = LINKED_MAX_BYTES,
         linked_unused: timedelta = LINKED_UNUSED,
+        max_bytes: int = MIRRORS_MAX_BYTES,
+        in_use: timedelta = IN_USE,
     ) -> None:
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes}")
         self.root = root
         self.linked_max_bytes = linked_max_bytes
         self.linked_unused = linked_unused
+        self.max_bytes = max_bytes
+        self.in_use = in_use
 
     def path(self, full_name: str) -> Path:
         owner, _, name = full_name.partition("/")
@@ -74,29 +88,43 @@ class Mirrors:
         """The mirror of `full_name`, fetched so that it holds every branch, tag and PR head, and
         each commit in `want`. A mirror that git no longer recognises is rebuilt from scratch."""
         path = self.path(full_name)
-        with _locked(path.with_suffix(".lock")):
-            # Reviewed here now: no longer a guest that a prune may remove.
-            (path / LINKED_STAMP).unlink(missing_ok=True)
-            return _fetch(path, clone_url, token, want)
+        try:
+            with _locked(path):
+                # Reviewed here now: no longer a guest that a prune may remove.
+                (path / LINKED_STAMP).unlink(missing_ok=True)
+                repo = fetch_into(path, clone_url, token, want)
+                _stamp(path, USE_STAMP)
+                return repo
+        finally:
+            self.evict(keep=path)
 
     def sync_linked(self, full_name: str, clone_url: str, token: str | None) -> GitRepo:
         """The mirror of a repository a review links to, within `linked_max_bytes`
         (MirrorTooLarge past it); other linked mirrors unused for `linked_unused` are removed."""
         path = self.path(full_name)
         self.prune_linked(keep=path)
-        with _locked(path.with_suffix(".lock")):
-            stamp = path / LINKED_STAMP
-            reviewed = _healthy(path) and not stamp.exists()  # the App's own mirror of it
-            repo = _fetch(path, clone_url, token, ())
-            try:
-                self.check_linked_size(full_name, _object_bytes(path))
-            except MirrorTooLarge:
-                if not reviewed:
-                    shutil.rmtree(path)
-                raise
+        try:
+            with _locked(path):
+                return self._fetch_linked(path, full_name, clone_url, token)
+        finally:
+            self.evict(keep=path)
+
+    def _fetch_linked(
+        self, path: Path, full_name: str, clone_url: str, token: str | None
+    ) -> GitRepo:
+        stamp = path / LINKED_STAMP
+        reviewed = healthy(path) and not stamp.exists()  # the App's own mirror of it
+        repo = fetch_into(path, clone_url, token, ())
+        try:
+            self.check_linked_size(full_name, object_bytes(path))
+        except MirrorTooLarge:
             if not reviewed:
-                stamp.touch()
-            return repo
+                shutil.rmtree(path)
+            raise
+        _stamp(path, USE_STAMP)
+        if not reviewed:
+            _stamp(path, LINKED_STAMP)
+        return repo
 
     def check_linked_size(self, full_name: str, size_bytes: int) -> None:
         """MirrorTooLarge when a linked repository of `size_bytes` exceeds the limit: after a
@@ -113,25 +141,61 @@ class Mirrors:
             path = stamp.parent
             if path == keep or _mtime(stamp) > cutoff:
                 continue
-            with _try_locked(path.with_suffix(".lock")) as held:
+            with _try_locked(path) as held:
                 if held and stamp.exists() and _mtime(stamp) <= cutoff:
                     log.info("removing linked mirror %s: unused for %s", path, self.linked_unused)
                     shutil.rmtree(path)
                     removed.append(path)
         return removed
 
+    def evict(self, keep: Path | None = None) -> list[Path]:
+        """Remove the least recently used mirrors until all fit in `max_bytes`. `keep`, a mirror
+        synced within `in_use` and one being fetched stay, even past the cap."""
+        try:
+            mirrors = sorted((_last_use(p), p) for p in self.root.glob("*/*.git") if p.is_dir())
+            sizes = {path: disk_bytes(path) for _, path in mirrors}
+        except OSError as exc:
+            log.warning("mirrors under %s not measured: %s", self.root, exc)
+            return []
+        total = sum(sizes.values())
+        cutoff = time.time() - self.in_use.total_seconds()
+        removed = []
+        for used, path in mirrors:
+            if total <= self.max_bytes:
+                break
+            if path == keep or used > cutoff:
+                continue
+            with _try_locked(path) as held:
+                if held and _last_use(path) <= cutoff:
+                    log.info("removing mirror %s: the mirrors are over their cap", path)
+                    shutil.rmtree(path, ignore_errors=True)
+                    total -= sizes[path]
+                    removed.append(path)
+        if total > self.max_bytes:
+            log.warning(
+                "mirrors take %d MB, over their cap of %d MB: the others were used within %s",
+                total >> 20,
+                self.max_bytes >> 20,
+                self.in_use,
+            )
+        return removed
 
-def _fetch(path: Path, clone_url: str, token: str | None, want: Sequence[str]) -> GitRepo:
-    if not _healthy(path):
-        _recreate(path)
-    env = _git_env(clone_url, token)
-    _git(path, env, "fetch", "--prune", "--quiet", clone_url, *REFSPECS)
-    repo = GitRepo(path)
-    missing = [sha for sha in want if repo.resolve(sha + "^{commit}") is None]
-    if missing:
-        # A head GitHub has not published under refs/pull yet: fetch it by id.
-        _git(path, env, "fetch", "--quiet", clone_url, *missing)
-    return repo
+
+def _stamp(path: Path, name: str) -> None:
+    try:
+        (path / name).touch()
+    except OSError as exc:
+        raise os_error(path, exc) from None
+
+
+def _last_use(path: Path) -> float:
+    """The mtime of the mirror's use stamp; for a mirror from before the stamps, of its last fetch."""
+    for name in (USE_STAMP, "FETCH_HEAD", "HEAD"):
+        try:
+            return (path / name).stat().st_mtime
+        except FileNotFoundError:
+            continue
+    return 0.0
 
 
 def _mtime(path: Path) -> float:
@@ -141,25 +205,16 @@ def _mtime(path: Path) -> float:
         return time.time()  # removed meanwhile: as good as just used
 
 
-def _object_bytes(path: Path) -> int:
-    """What git's objects take on disk: packs and loose objects (`git count-objects -v`, KiB)."""
-    proc = subprocess.run(
-        ["git", "-C", str(path), "count-objects", "-v"],
-        capture_output=True,
-        text=True,
-        env=_git_env("", None),
-    )
-    if proc.returncode != 0:
-        raise MirrorError(f"git count-objects failed in {path.name}")
-    fields = dict(line.split(": ", 1) for line in proc.stdout.splitlines() if ": " in line)
-    return sum(int(fields.get(key, "0")) for key in ("size", "size-pack")) * 1024
-
-
 @contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
+def _locked(mirror: Path) -> Iterator[None]:
     """One fetch per mirror at a time across every worker process on this machine."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with lock_path.open("a") as handle:
+    lock_path = mirror.with_suffix(".lock")
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        handle = lock_path.open("a")
+    except OSError as exc:
+        raise os_error(mirror, exc) from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -168,9 +223,9 @@ def _locked(lock_path: Path) -> Iterator[None]:
 
 
 @contextmanager
-def _try_locked(lock_path: Path) -> Iterator[bool]:
+def _try_locked(mirror: Path) -> Iterator[bool]:
     """The mirror's lock if nobody holds it (True), else at once False: a prune never waits."""
-    with lock_path.open("a") as handle:
+    with mirror.with_suffix(".lock").open("a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -182,57 +237,4 @@ def _try_locked(lock_path: Path) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _healthy(path: Path) -> bool:
-    if not (path / "HEAD").is_file():
-        return False
-    proc = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--is-bare-repository"],
-        capture_output=True,
-        text=True,
-    )
-    return proc.returncode == 0 and proc.stdout.strip() == "true"
-
-
-def _recreate(path: Path) -> None:
-    if path.exists():
-        log.warning("mirror %s is damaged; rebuilding it", path)
-        shutil.rmtree(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _git(path.parent, _git_env("", None), "init", "--quiet", "--bare", str(path))
-
-
-def _git_env(clone_url: str, token: str | None) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_ASKPASS": "true",
-        "LC_ALL": "C",
-    }
-    if token and clone_url.startswith(("https://", "http://")):
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        # GIT_CONFIG_* keeps the header out of argv (visible in `ps`) and out of the repo's config.
-        env.update(
-            GIT_CONFIG_COUNT="1",
-            GIT_CONFIG_KEY_0="http.extraHeader",
-            GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}",
-        )
-    return env
-
-
-def _git(cwd: Path, env: dict[str, str], *args: str) -> None:
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(cwd), *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=FETCH_TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:
-        raise MirrorError(f"git {args[0]} timed out after {FETCH_TIMEOUT:.0f} s") from None
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines()
-        raise MirrorError(f"git {args[0]} failed: {lines[-1] if lines else proc.returncode}")
-
-
-__all__ = ["GitError", "MirrorError", "MirrorTooLarge", "Mirrors"]
+__all__ = ["GitError", "MirrorDiskFull", "MirrorError", "MirrorTooLarge", "Mirrors"]

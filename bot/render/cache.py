@@ -1,15 +1,38 @@
-"""The content-addressed render cache: same chart tree, same values, same renderer → same output."""
+"""The content-addressed render cache: same chart tree, same values, same renderer → same output.
+
+On disk it is bounded: its entries take at most `max_bytes`, the least recently used removed first.
+An entry's mtime is its last use (touched at each hit), so the order survives a restart and is
+shared by every process on the directory. The cache is an optimisation, never a reason for a review
+to fail: a write that fails (a full disk) removes its temp file, is logged, and the render still
+goes to the review.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.render.base import RenderFailure
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_BYTES = 512 * 2**20  # RENDER_CACHE_MAX_MB: a chart's render is tens of KB
+ENTRY_SUFFIX, TMP_SUFFIX = ".json", ".tmp"
+# A write takes milliseconds: a temp file this old was left by a process that died writing it.
+STALE_TMP_SECONDS = 60.0
+# Other processes on the directory add entries this one does not see: it recounts the directory
+# whenever its own count reaches the cap, and at least this often.
+RESCAN_SECONDS = 60.0
+# A full cache evicts down to this share of its cap, so that it does not recount at every write.
+LOW_WATER = 0.9
 
 
 @dataclass(frozen=True)
@@ -37,32 +60,63 @@ class CachedRender:
 
 
 class RenderCache:
-    """In memory always; on disk too when given a directory (shared by every review on a machine)."""
+    """In memory always; on disk too when given a directory (shared by every review on a machine),
+    within `max_bytes` there."""
 
-    def __init__(self, directory: Path | None = None, max_entries: int = 512) -> None:
+    def __init__(
+        self,
+        directory: Path | None = None,
+        max_entries: int = 512,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes}")
         self._dir = directory
         self._mem: dict[str, CachedRender] = {}
         self._max = max_entries
+        self.max_bytes = max_bytes
         self._lock = threading.Lock()
+        # The entries on disk, least recently used first, and their sizes in bytes.
+        self._files: OrderedDict[str, int] = OrderedDict()
+        self._pending = 0  # bytes this process is writing now: reserved, not yet in _files
+        self._bytes = 0  # sum(_files) + _pending
+        self._scanned = 0.0
         if directory is not None:
-            directory.mkdir(parents=True, exist_ok=True)
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                with self._lock:
+                    self._rescan()
+            except OSError as exc:
+                log.warning("render cache %s unusable, memory only: %s", directory, _why(exc))
+                self._dir = None
+
+    @property
+    def disk_bytes(self) -> int:
+        """What this process counts on disk: its entries and the writes it has in flight."""
+        return self._bytes
 
     def get(self, key: CacheKey) -> CachedRender | None:
         digest = key.digest
         with self._lock:
             hit = self._mem.get(digest)
-        if hit is not None or self._dir is None:
+        if self._dir is None:
             return hit
-        path = self._dir / f"{digest}.json"
+        if hit is not None:
+            self._touch(digest, None)
+            return hit
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-        err = data.get("error")
-        found = CachedRender(
-            data.get("manifests"),
-            RenderFailure(err["message"], err.get("template"), err.get("line")) if err else None,
-        )
+            raw = self._path(digest).read_bytes()
+            data = json.loads(raw)
+            err = data.get("error")
+            found = CachedRender(
+                data.get("manifests"),
+                RenderFailure(err["message"], err.get("template"), err.get("line"))
+                if err
+                else None,
+            )
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None  # absent, or not an entry this cache wrote: rendered again
+        self._touch(digest, len(raw))
         self._remember(digest, found)
         return found
 
@@ -78,12 +132,105 @@ class RenderCache:
             if err
             else None,
         }
-        tmp = self._dir / f".{digest}.{threading.get_ident()}.tmp"
-        tmp.write_text(json.dumps(payload))
-        tmp.replace(self._dir / f"{digest}.json")
+        self._store(digest, json.dumps(payload).encode())
+
+    def _store(self, digest: str, data: bytes) -> None:
+        """Write an entry within the cap. Any failure leaves no temp file and only logs."""
+        assert self._dir is not None
+        size = len(data)
+        tmp = self._dir / f".{digest}.{os.getpid()}.{threading.get_ident()}{TMP_SUFFIX}"
+        try:
+            if not self._reserve(size):
+                return
+        except OSError as exc:
+            log.warning("render cache %s: not stored: %s", self._dir, _why(exc))
+            return
+        try:
+            tmp.write_bytes(data)
+            with self._lock:
+                tmp.replace(self._path(digest))
+                self._pending -= size
+                self._bytes -= self._files.pop(digest, 0)
+                self._files[digest] = size
+        except OSError as exc:
+            with self._lock:
+                self._pending -= size
+                self._bytes -= size
+            _unlink(tmp)
+            log.warning("render cache %s: not stored: %s", self._dir, _why(exc))
+
+    def _reserve(self, size: int) -> bool:
+        """Room for `size` more bytes, evicting the least recently used; False when even an empty
+        cache has none (an entry larger than the cap, or writes in flight that fill it)."""
+        with self._lock:
+            if size > self.max_bytes:
+                return False
+            stale = time.monotonic() - self._scanned > RESCAN_SECONDS
+            if stale or self._bytes + size > self.max_bytes:
+                self._rescan()
+            if self._bytes + size > self.max_bytes:
+                while self._files and self._bytes + size > self.max_bytes * LOW_WATER:
+                    digest, gone = self._files.popitem(last=False)
+                    _unlink(self._path(digest))
+                    self._bytes -= gone
+            if self._bytes + size > self.max_bytes:
+                return False
+            self._pending += size
+            self._bytes += size
+            return True
+
+    def _rescan(self) -> None:
+        """Count the directory again, least recently used first, and remove the temp files that
+        crashed writers left. Under self._lock."""
+        assert self._dir is not None
+        now = time.time()
+        found: list[tuple[float, str, int]] = []
+        with os.scandir(self._dir) as entries:
+            for entry in entries:
+                try:
+                    stat = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # evicted meanwhile by another process
+                name = entry.name
+                if name.endswith(TMP_SUFFIX) and now - stat.st_mtime > STALE_TMP_SECONDS:
+                    _unlink(Path(entry.path))
+                elif name.endswith(ENTRY_SUFFIX) and entry.is_file(follow_symlinks=False):
+                    found.append((stat.st_mtime, name[: -len(ENTRY_SUFFIX)], stat.st_size))
+        found.sort()
+        self._files = OrderedDict((digest, size) for _, digest, size in found)
+        self._bytes = sum(self._files.values()) + self._pending
+        self._scanned = time.monotonic()
+
+    def _touch(self, digest: str, size: int | None) -> None:
+        """A hit: the entry becomes the most recently used, here and (by its mtime) on disk."""
+        try:
+            os.utime(self._path(digest))
+        except OSError:
+            return  # not on disk (never stored, or evicted): nothing to keep
+        with self._lock:
+            if digest in self._files:
+                self._files.move_to_end(digest)
+            elif size is not None:  # another process's entry
+                self._files[digest] = size
+                self._bytes += size
+
+    def _path(self, digest: str) -> Path:
+        assert self._dir is not None
+        return self._dir / f"{digest}{ENTRY_SUFFIX}"
 
     def _remember(self, digest: str, value: CachedRender) -> None:
         with self._lock:
             if len(self._mem) >= self._max:
                 self._mem.pop(next(iter(self._mem)))
             self._mem[digest] = value
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("render cache: cannot remove %s: %s", path, _why(exc))
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)

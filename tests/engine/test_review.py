@@ -209,12 +209,10 @@ def test_unknown_ref_is_a_review_error(repo: GitBuilder) -> None:
 
 
 def test_bad_config_is_read_at_base_and_named(repo: GitBuilder) -> None:
-    repo.write(".github/chart-review.yml", "release_name: r\nchecks:\n  qos:\n    enabeld: true\n")
+    repo.write(".github/chart-review.yml", "release_name: r\nchecks:\n  qos:\n    enabled: true\n")
     repo.commit("config").branch("pr").write("app/values.yaml", "{}\n").commit("x")
     engine = engine_for(repo)
-    result = engine.review(
-        ReviewInput(base="develop", head="pr")
-    )  # unknown keys under a check are options
+    result = engine.review(ReviewInput(base="develop", head="pr"))
     assert result.context.release_name == "r"
     repo.checkout("develop").write(
         ".github/chart-review.yml", "profiles:\n  - name: x\n    arbitary_uid: true\n"

@@ -1,5 +1,7 @@
 """Bare mirrors under DATA_DIR: cloned once, fetched incrementally, rebuilt when damaged; a linked
-repository's bounded in size and removed once unused."""
+repository's bounded in size and removed once unused; all of them within a cap, least recently
+used out first; nothing half-written left by a failed fetch (on a real full disk:
+tests/app/test_full_disk.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.git.mirror import LINKED_STAMP, MirrorError, Mirrors, MirrorTooLarge, _git_env
+from bot.git.fetch import disk_bytes, disk_full, git_env
+from bot.git.mirror import (
+    LINKED_STAMP,
+    USE_STAMP,
+    MirrorDiskFull,
+    MirrorError,
+    Mirrors,
+    MirrorTooLarge,
+)
 from tests.support.gitbuilder import GitBuilder
 
 
@@ -66,7 +76,7 @@ def test_a_name_that_would_leave_the_mirror_root_is_refused(tmp_path: Path) -> N
 
 
 def test_the_token_travels_as_a_header_in_the_environment_not_the_url() -> None:
-    env = _git_env("https://github.com/acme/charts.git", "ghs_secret")
+    env = git_env("https://github.com/acme/charts.git", "ghs_secret")
 
     assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
     scheme, _, encoded = env["GIT_CONFIG_VALUE_0"].partition(" Basic ")
@@ -76,7 +86,7 @@ def test_the_token_travels_as_a_header_in_the_environment_not_the_url() -> None:
 
 
 def test_no_token_header_for_a_local_source() -> None:
-    assert "GIT_CONFIG_COUNT" not in _git_env("/srv/git/charts", "ghs_secret")
+    assert "GIT_CONFIG_COUNT" not in git_env("/srv/git/charts", "ghs_secret")
 
 
 def _age(path: Path, days: float) -> None:
@@ -156,3 +166,80 @@ def test_reviewing_a_linked_repository_makes_its_mirror_permanent(
 
     assert not (path / LINKED_STAMP).exists()
     assert mirrors.prune_linked() == []
+
+
+def _synced(path: Path, hours_ago: float) -> None:
+    """Make a mirror look last synced `hours_ago`."""
+    old = time.time() - hours_ago * 3600
+    os.utime(path / USE_STAMP, (old, old))
+
+
+def test_past_the_cap_the_least_recently_used_mirrors_are_removed_whole(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    url = str(upstream.path)
+    probe = Mirrors(tmp_path / "probe").sync("acme/x", url, token=None).path
+    one = disk_bytes(probe)  # what each mirror of `upstream` takes
+    mirrors = Mirrors(tmp_path / "mirrors", max_bytes=3 * one, in_use=timedelta(hours=1))
+    oldest = mirrors.sync("acme/oldest", url, token=None).path
+    older = mirrors.sync_linked("acme/older", url, token=None).path  # a link counts alike
+    recent = mirrors.sync("acme/recent", url, token=None).path
+    _synced(oldest, 5)
+    _synced(older, 4)
+    _synced(recent, 3)
+
+    new = mirrors.sync("acme/new", url, token=None).path
+
+    assert not oldest.exists()
+    assert older.exists() and recent.exists() and new.exists()
+
+
+def test_a_mirror_synced_within_the_in_use_window_is_kept_past_the_cap(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors", max_bytes=1, in_use=timedelta(hours=1))
+    first = mirrors.sync("acme/first", str(upstream.path), token=None).path
+    second = mirrors.sync("acme/second", str(upstream.path), token=None).path
+
+    assert first.exists() and second.exists()  # a review may still be reading the first
+    _synced(first, 2)
+    assert mirrors.evict(keep=second) == [first]
+
+
+def test_a_clone_that_fails_leaves_no_directory(tmp_path: Path) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors")
+    with pytest.raises(MirrorError):
+        mirrors.sync("acme/gone", str(tmp_path / "nowhere"), token=None)
+
+    assert not mirrors.path("acme/gone").exists()
+
+
+def test_what_a_killed_fetch_left_is_removed_at_the_next_sync(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors")
+    path = mirrors.sync("acme/charts", str(upstream.path), token=None).path
+    left = [
+        path / "objects" / "pack" / "tmp_pack_Ab12Cd",
+        path / "objects" / "ab" / "tmp_obj_Ef34Gh",
+        path / "refs" / "heads" / "develop.lock",
+        path / "packed-refs.lock",
+    ]
+    for leftover in left:
+        leftover.parent.mkdir(parents=True, exist_ok=True)
+        leftover.write_bytes(b"half")
+
+    repo = mirrors.sync("acme/charts", str(upstream.path), token=None)
+
+    assert [p for p in left if p.exists()] == []
+    assert repo.resolve("refs/heads/develop") == upstream.sha("develop")
+
+
+def test_a_full_disk_is_a_clear_error_without_the_path(tmp_path: Path) -> None:
+    error = disk_full(tmp_path / "mirrors" / "acme" / "charts.git", "git fetch")
+
+    assert isinstance(error, MirrorDiskFull) and isinstance(error, MirrorError)
+    assert str(error) == (
+        "git fetch failed: no space left on the mirrors' disk (DATA_DIR/mirrors); free some space "
+        "there or lower MIRRORS_MAX_MB"
+    )

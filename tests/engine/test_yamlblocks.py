@@ -325,3 +325,9 @@ def test_nesting_deeper_than_the_cuts_go_is_parsed_whole_not_refused(
     lines = ["top:\n"] + ["  " * (i + 1) + item.format(i=i) for i in range(levels)]
     text = "".join(lines) + "  " * (levels + 2) + "leaf: 1\n"
     assert repr(load_mappings(text)) == repr(whole(text))
+
+
+def test_the_yaml_value_tag_reads_as_the_string_helm_reads() -> None:
+    # prometheus-operator's CRDs list `- =` in an enum; PyYAML had no constructor for its tag.
+    crd = "spec:\n  enum:\n  - =\n  - '!='\n  op: =\n"
+    assert load_mappings(crd) == ({"spec": {"enum": ["=", "!="], "op": "="}},)

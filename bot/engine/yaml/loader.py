@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import yaml
 
-try:
-    LOADER: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    LOADER = yaml.SafeLoader
+_BASE: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# YAML 1.1's "value" tag: PyYAML resolves a plain `=` to it and then has no constructor for it, so
+# a document Helm (Go's YAML) reads as the string "=" failed to parse. prometheus-operator's CRDs
+# list `- =` among a selector operator's enum.
+VALUE_TAG = "tag:yaml.org,2002:value"
+
+
+class Loader(_BASE):
+    """The safe loader, reading `=` as the string it is."""
+
+
+Loader.add_constructor(VALUE_TAG, lambda loader, node: loader.construct_scalar(node))
+
+LOADER: type = Loader

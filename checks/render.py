@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from bot.engine.chart.files import find_charts, read_chart_meta
 from bot.engine.check import Check
 from bot.engine.context import ChartContext, ChartRenders, RenderError
-from bot.engine.report import Finding, Severity
+from bot.engine.report import NOT_REVIEWED, Finding, Severity
 
 NAME = "render"
 # Addresses and temp paths differ between two renders of the same broken template.
@@ -26,7 +27,49 @@ def _where(err: RenderError) -> str:
 
 
 def run(ctx: ChartContext) -> list[Finding]:
-    return render_findings(ctx.chart)
+    found = render_findings(ctx.chart)
+    unreviewed = not_reviewed(ctx)
+    return [unreviewed, *found] if unreviewed is not None else found
+
+
+def not_reviewed(ctx: ChartContext) -> Finding | None:
+    """A chart nothing could be checked on at head is said first, as a warning: its other checks
+    found nothing because they had nothing to look at, which must never read as a pass."""
+    r = ctx.chart
+    if not r.head:
+        return None  # removed by the PR (or no profile asked for): nothing to review there
+    meta = read_chart_meta(ctx.head, r.path)
+    if meta is not None and meta.chart_type == "library":
+        users = _dependents(ctx, meta.name or r.path.rsplit("/", 1)[-1])
+        short = "it is a library chart, which renders nothing itself"
+        detail = f"; the charts that depend on it here: {', '.join(users)}" if users else ""
+    elif all(rendered.error is not None for rendered in r.head.values()):
+        first = next(iter(sorted(r.head.items())))[1].error
+        assert first is not None
+        short = "it renders on no profile at head"
+        detail = f" ({_where(first)}: {first.message})"
+    else:
+        return None
+    why = short + detail
+    return Finding(
+        check=NAME,
+        severity=Severity.WARNING,
+        rule=NOT_REVIEWED,
+        chart=r.path,
+        title=f"{r.path}: not reviewed: {short}",
+        message=f"{r.path} was not reviewed: {why}. No other check could look at it, so their "
+        "silence says nothing about this chart.",
+        data={"why": why},
+    )
+
+
+def _dependents(ctx: ChartContext, library: str) -> list[str]:
+    users = []
+    for path in find_charts(ctx.head):
+        meta = read_chart_meta(ctx.head, path)
+        if path != ctx.chart.path and meta is not None and library in meta.dependencies:
+            users.append(path)
+    return users
 
 
 def render_findings(r: ChartRenders) -> list[Finding]:

@@ -11,7 +11,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.markdown import Section, charts_line, compared_line, section_markdown, summary_line
+from bot.engine.markdown import (
+    Section,
+    charts_line,
+    compared_line,
+    not_reviewed_note,
+    section_markdown,
+    summary_line,
+)
 from bot.engine.markdown_safe import code, inline, prose
 from bot.engine.report import Finding, Report, Severity, headline, icon
 
@@ -179,10 +186,14 @@ def _details(findings: Sequence[Finding]) -> str:
 def _output(section: Section, report: Report) -> CheckRunOutput:
     findings = report.findings_for(section.name)
     notes = (annotation(f) for f in findings)
+    verdict = conclusion(findings)
+    # A chart nothing could be checked on makes every family's silence partial: never a pass.
+    if verdict == SUCCESS and report.not_reviewed:
+        verdict = NEUTRAL
     return CheckRunOutput(
         name=run_name(section.name),
-        conclusion=conclusion(findings),
-        title=headline(findings),
+        conclusion=verdict,
+        title=headline(findings) + not_reviewed_note(report),
         summary=fit_findings(
             lambda shown: section_markdown(section, report, shown), findings, MAX_OUTPUT_CHARS
         ),
@@ -219,6 +230,8 @@ def failed_output(name: str, reason: str) -> CheckRunOutput:
 def _check_line(section: Section, report: Report) -> str:
     findings = report.findings_for(section.name)
     worst = min((f.severity for f in findings), key=lambda s: s.rank, default=None)
+    if worst not in (Severity.FAILURE, Severity.WARNING) and report.not_reviewed:
+        worst = Severity.WARNING
     mark = icon(worst) if worst in (Severity.FAILURE, Severity.WARNING) else "✅"
     line = f"- {mark} {section.title} (`{run_name(section.name)}`): {headline(findings)}"
     failures = [f.title for f in findings if f.severity is Severity.FAILURE]

@@ -35,8 +35,15 @@ def findings_table(findings: Sequence[Finding]) -> str:
 
 
 def summary_line(report: Report) -> str:
-    verdict = "❌" if report.failed else "✅"
-    return f"{verdict} chart-review: {headline(report.findings)}"
+    verdict = "❌" if report.failed else "⚠️" if report.not_reviewed else "✅"
+    return f"{verdict} chart-review: {headline(report.findings)}{not_reviewed_note(report)}"
+
+
+def not_reviewed_note(report: Report) -> str:
+    """`; not reviewed: charts/lib`: what a headline adds when some chart could not be checked."""
+    if not report.not_reviewed:
+        return ""
+    return "; not reviewed: " + ", ".join(inline(c.path) for c in report.not_reviewed)
 
 
 def charts_line(report: Report) -> str:

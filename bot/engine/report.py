@@ -13,6 +13,9 @@ SCHEMA_VERSION = 1
 
 # The rule of the finding that says a check stopped with an error on a chart (bot/engine/review.py).
 CRASHED = "check-crashed"
+# The rule of the render check's finding for a chart that nothing could be checked on: no profile
+# rendered at head, or a library chart. Its check runs are neutral, never a pass.
+NOT_REVIEWED = "not-reviewed"
 
 
 class Severity(StrEnum):
@@ -96,6 +99,7 @@ class ChartSummary:
     # Per-chart data that checks give the report, by key (the QoS check gives `qos`: side -> profile
     # -> pod key -> class). The engine carries it without knowing its shape.
     extra: Mapping[str, Any] = field(default_factory=dict)
+    not_reviewed: str | None = None  # why nothing could be checked on this chart
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -105,6 +109,7 @@ class ChartSummary:
             "profiles": list(self.profiles),
             "qos": {"base": {}, "head": {}},
             "render_errors": [e.to_json() for e in self.render_errors],
+            "not_reviewed": self.not_reviewed,
         }
         out.update(self.extra)
         return out
@@ -125,6 +130,10 @@ class Report:
 
     def findings_for(self, check: str) -> list[Finding]:
         return [f for f in self.findings if f.check == check]
+
+    @property
+    def not_reviewed(self) -> tuple[ChartSummary, ...]:
+        return tuple(c for c in self.charts if c.not_reviewed)
 
     def to_json(self) -> dict[str, Any]:
         return {

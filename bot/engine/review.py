@@ -23,7 +23,15 @@ from bot.engine.context import (
     RepoResolver,
     no_links,
 )
-from bot.engine.report import CRASHED, ChartSummary, Finding, Report, Severity, sort_findings
+from bot.engine.report import (
+    CRASHED,
+    NOT_REVIEWED,
+    ChartSummary,
+    Finding,
+    Report,
+    Severity,
+    sort_findings,
+)
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
@@ -213,6 +221,7 @@ class Engine:
                 profiles=tuple(sorted(set(c.base) | set(c.head))),
                 render_errors=render_error_entries(c),
                 extra=chart_data[c.path],
+                not_reviewed=_not_reviewed(findings, c.path),
             )
             for c in charts
         )
@@ -252,6 +261,11 @@ class Engine:
             run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
             found += _contained(check, chart.path, run)
         return found
+
+
+def _not_reviewed(findings: Sequence[Finding], chart: str) -> str | None:
+    why = (f.data.get("why") for f in findings if f.rule == NOT_REVIEWED and f.chart == chart)
+    return next((str(w) for w in why if w), None)
 
 
 def _check_profiles_exist(requested: Sequence[str], charts: Sequence[ChartRenders]) -> None:

@@ -13,6 +13,7 @@ TABLE_HEAD = "| profile | workload | base | head | why |\n| --- | --- | --- | --
 NO_CHANGES = "No pod changed QoS class."
 UNCHANGED = "Unchanged: {counts}."
 NOTHING = "No pods."
+NOT_REVIEWED_LINE = "Not reviewed: {why}."
 ABSENT = "—"
 TABLE_RULES = frozenset({"downgrade", "upgrade", "new-besteffort", "added", "removed", "renamed"})
 
@@ -30,6 +31,8 @@ def _chart(path: str, findings: Sequence[Finding], data: Mapping[str, Any]) -> s
     lines = [f"**{inline(path)}**", ""]
     if rows:
         lines += [TABLE_HEAD, *(_row(f) for f in rows)]
+    elif data.get("not_reviewed"):  # nothing rendered to compare: say so, not "no change"
+        lines.append(NOT_REVIEWED_LINE.format(why=prose(str(data["not_reviewed"]))))
     elif not any(f.rule == CRASHED for f in mine):  # a check that did not finish says nothing
         lines.append(NO_CHANGES)
     unchanged = _unchanged(data)

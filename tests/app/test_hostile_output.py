@@ -172,7 +172,10 @@ def assert_speaks_only_in_our_voice(markdown: str, verdict_lines: int = 1) -> No
     assert "@alice" not in markdown and "@bob" not in markdown
     assert "<img" not in markdown and "[x](" not in markdown and RLO not in markdown
     verdicts = [x for x in markdown.splitlines() if x.startswith(("## ✅", "## ❌"))]
-    assert verdicts == ["## ❌ chart-review: 3 failures"][:verdict_lines]
+    # The broken chart renders on no profile: it is said as not reviewed, in our words.
+    assert verdicts == ["## ❌ chart-review: 3 failures, 1 warning; not reviewed: broken"][
+        :verdict_lines
+    ]
 
 
 def test_real_review_of_hostile_chart_text(tmp_path: Path) -> None:
@@ -197,4 +200,4 @@ def test_real_review_of_hostile_chart_text(tmp_path: Path) -> None:
         assert_speaks_only_in_our_voice(out.summary, verdict_lines=0)
         assert_speaks_only_in_our_voice(out.text, verdict_lines=0)
     details = outputs["chart-review/render"].text
-    assert details.endswith(f"{safe_required}\n\\## ✅ chart-review: no findings")
+    assert f"{safe_required}\n\\## ✅ chart-review: no findings" in details

@@ -78,7 +78,8 @@ def review_within_a_second(g: GitBuilder) -> list[tuple[str, str | None, str]]:
     assert time.perf_counter() - started < 1.0
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 100 * 1024  # the bomb never expanded
-    return [(f.rule, f.path, f.message) for f in report.findings_for("render")]
+    found = report.findings_for("render")
+    return [(f.rule, f.path, f.message) for f in found if f.rule != "not-reviewed"]
 
 
 def test_a_values_file_bomb_is_a_finding_naming_the_file(tmp_path: Path) -> None:

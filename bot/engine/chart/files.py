@@ -33,6 +33,8 @@ class ChartMeta:
     app_version: str | None = None
     version_line: int | None = None
     error: str | None = None
+    chart_type: str | None = None  # `library` charts render nothing themselves
+    dependencies: tuple[str, ...] = ()  # the names of the charts it depends on
 
     @property
     def file(self) -> str:
@@ -67,7 +69,14 @@ def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
         version=_scalar(data.get("version")),
         app_version=_scalar(data.get("appVersion")),
         version_line=line,
+        chart_type=_scalar(data.get("type")),
+        dependencies=_dependency_names(data.get("dependencies")),
     )
+
+
+def _dependency_names(value: object) -> tuple[str, ...]:
+    entries = value if isinstance(value, list) else []
+    return tuple(n for e in entries if isinstance(e, dict) and (n := _scalar(e.get("name"))))
 
 
 def _scalar(value: object) -> str | None:

@@ -1,0 +1,72 @@
+"""Never a silent pass: a chart nothing could be checked on at head is said first, as a warning,
+and no check run or summary reads as a pass for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.app.publish import NEUTRAL, check_run_outputs, summary_comment
+from bot.engine.markdown import to_markdown
+from bot.engine.report import Report
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm
+from checks import REGISTRY
+from tests.support.charts import chart_files
+from tests.support.gitbuilder import GitBuilder
+
+LIBRARY = "apiVersion: v2\nname: common\nversion: 1.0.0\ntype: library\n"
+HELPER = '{{- define "common.name" -}}{{ .Chart.Name }}{{- end -}}\n'
+USER = (
+    "apiVersion: v2\nname: web\nversion: 1.0.0\n"
+    "dependencies:\n  - name: common\n    version: 1.0.0\n    repository: file://../common\n"
+)
+
+
+def review(g: GitBuilder) -> Report:
+    engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
+    return engine.review(ReviewInput(base="develop", head="pr")).report
+
+
+def test_a_library_chart_is_not_reviewed_and_names_who_depends_on_it(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "repo")
+    g.write("charts/common/Chart.yaml", LIBRARY).write("charts/common/templates/_n.tpl", HELPER)
+    g.write("charts/web/Chart.yaml", USER).write("charts/web/values.yaml", "{}\n").commit("init")
+    g.branch("pr").write("charts/common/templates/_n.tpl", HELPER.replace("Name", "Version"))
+    g.write("charts/common/Chart.yaml", LIBRARY.replace("1.0.0", "1.0.1")).commit("helper")
+    report = review(g)
+    (chart,) = report.charts
+    assert chart.not_reviewed == (
+        "it is a library chart, which renders nothing itself; "
+        "the charts that depend on it here: charts/web"
+    )
+    (finding,) = [f for f in report.findings if f.rule == "not-reviewed"]
+    assert (finding.severity, finding.title) == (
+        "warning",
+        "charts/common: not reviewed: it is a library chart, which renders nothing itself",
+    )
+    assert report.to_json()["charts"][0]["not_reviewed"] == chart.not_reviewed
+    markdown = to_markdown(report, REGISTRY.sections())
+    assert markdown.startswith("## ⚠️ chart-review: 1 warning; not reviewed: charts/common\n")
+    assert "No pod changed QoS class" not in markdown
+    assert "Not reviewed: it is a library chart" in markdown
+
+
+def test_a_chart_failing_everywhere_alike_is_not_a_pass(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "repo")
+    files = chart_files()
+    files["app/templates/broken.yaml"] = "x: {{ .Values.missing.key }}\n"
+    for path, text in files.items():
+        g.write(path, text)
+    g.commit("broken already").branch("pr").write("app/values.yaml", "a: 1\n")
+    g.write("app/Chart.yaml", chart_files(version="1.0.1")["app/Chart.yaml"]).commit("touch")
+    report = review(g)
+    assert not report.failed  # the failure is not the PR's doing...
+    rules = sorted(f.rule for f in report.findings_for("render"))
+    assert rules == ["fails-both", "not-reviewed"]  # ...but nothing was checked either
+    outputs = {o.name: o for o in check_run_outputs(report, REGISTRY.sections())}
+    assert outputs["chart-review/qos"].conclusion == NEUTRAL
+    assert outputs["chart-review/qos"].title == "no findings; not reviewed: app"
+    comment = summary_comment(report, REGISTRY.sections())
+    assert "## ⚠️ chart-review:" in comment and "✅" not in comment

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 from bot.cli.errors import UsageError
-from bot.cli.open_prs import pull_request_heads
+from bot.cli.open_prs import open_pull_requests
 from bot.engine.context import LinkedRepo, OpenPR, RepoResolver
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
@@ -64,6 +64,6 @@ def _develop(repo: GitRepo, ref: str | None) -> str | None:
 
 
 def open_prs(repo: GitRepo, develop: str) -> tuple[OpenPR, ...]:
-    """`refs/pull/N/head` that develop does not contain: the PRs still open, as far as a local
-    mirror can tell."""
-    return tuple(pr for pr in pull_request_heads(repo) if not repo.is_ancestor(pr.head, develop))
+    """The `refs/pull/N/head` still open, by the rules of bot/cli/open_prs.py (no branches: a
+    linked repository is read for the files it holds, and need not hold a chart)."""
+    return open_pull_requests(repo, develop)

@@ -17,7 +17,12 @@ from bot.cli import qos as qos_cli
 from bot.cli import versions as versions_cli
 from bot.cli.errors import UsageError
 from bot.cli.links import local_resolver, parse_link
-from bot.cli.open_prs import discover_open_prs
+from bot.cli.open_prs import (
+    add_discovery_arguments,
+    discover_open_prs,
+    discovery_from,
+    head_number,
+)
 from bot.cli.report_writer import ReportWriter
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.context import PullRequestInfo
@@ -91,6 +96,7 @@ def add_review(sub: argparse._SubParsersAction) -> None:
         metavar="NUMBER=REF",
         help="another open PR (repeatable); replaces discovery from refs/pull/*/head or branches",
     )
+    add_discovery_arguments(p)
     p.add_argument(
         "--link",
         action="append",
@@ -108,7 +114,14 @@ def add_review(sub: argparse._SubParsersAction) -> None:
 def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
     develop_sha = develop_commit(repo, args.develop, args.base)
     open_prs = (
-        discover_open_prs(repo, develop_sha, args.open_pr, exclude_head=repo.resolve(args.head))
+        discover_open_prs(
+            repo,
+            develop_sha,
+            args.open_pr,
+            exclude_head=repo.resolve(args.head),
+            rules=discovery_from(args),
+            exclude_number=head_number(args.head),
+        )
         if develop_sha
         else ()
     )

@@ -1,35 +1,142 @@
-"""Open PRs of a local repository, for the command line (the App reads them from GitHub instead).
+"""Open PRs of a local repository, for the command line (the App asks GitHub instead).
 
-Discovery, in order of trust: `--open-pr NUMBER=REF` as given; else the `refs/pull/*/head` refs a
-mirror fetches; else the other branches. A head already contained in develop has merged."""
+Discovery, in order of trust:
+
+1. `--open-pr NUMBER=REF`, as given: it replaces discovery, and only the PR under review is left
+   out of it.
+2. `refs/pull/N/head`, which a GitHub mirror holds for every PR ever opened, merged and closed ones
+   included. PR N is decided by the first of these that applies:
+   a. its head is contained in develop: merged (conclusive: by a merge commit or a fast-forward,
+      or nothing of it is left to merge);
+   b. a subject on develop's first-parent history ends in `(#N)` (GitHub's squash and rebase
+      merges) or starts `Merge pull request #N`: merged (conclusive; a squashed head is never an
+      ancestor of develop, so a alone would keep every squash-merged PR open forever);
+   c. `refs/pull/N/merge` exists: open (conclusive: GitHub keeps it only while the PR is open and
+      mergeable). It comes after a and b, which cannot be wrong, because a mirror fetched without
+      pruning keeps the merge ref of a PR merged since;
+   d. otherwise open only if its head was committed within the max age (`--open-pr-max-age`,
+      default 60 days). This is the one heuristic: an open PR with conflicts has no merge ref
+      either, so its absence is not "closed"; a PR closed unmerged leaves no other trace, and
+      grows old.
+   The history read for b is bounded (`MERGED_SUBJECTS` commits): a PR merged before that has a
+   head older than any sensible max age, which d then drops (unless a mirror never pruned has
+   kept its merge ref for that long).
+3. Without any `refs/pull/*/head`: local branches, then remote-tracking ones that no local branch
+   of the same name shadows. A branch is a candidate only if it is no mainline branch (`NEVER_PRS`,
+   nor a name of the integration branch's tip), is not contained in develop, was committed
+   within the max age, and its diff from its merge base with develop touches a chart (a directory
+   holding a Chart.yaml at develop or at the branch's head).
+
+`--no-open-prs` turns 2 and 3 off (1 still applies). The PR under review, by its head and by its
+number when known, is never listed. git runs a few times whatever the number of PRs: one
+`for-each-ref` for every ref with its date, one for those develop contains, and one bounded
+first-parent log; a diff per branch, only for branches that passed the cheaper rules."""
 
 from __future__ import annotations
 
+import argparse
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from bot.cli.errors import UsageError
+from bot.engine.chart.files import find_charts, in_chart
 from bot.engine.context import OpenPR
-from bot.git.refs import pull_number
-from bot.git.repo import GitRepo
+from bot.git.repo import GitRepo, RefTip
+from bot.versions.claims import pr_number
 
 OPEN_PR_ARG_RE = re.compile(r"^(\d+)=(.+)$")
+PULL_REF_RE = re.compile(r"^refs/pull/(\d+)/(head|merge)$")
+# A head named for its PR (`refs/pull/N/head`, `pull/N/head`): the number of the PR under review.
+HEAD_NUMBER_RE = re.compile(r"^(?:refs/)?pull/(\d+)/head$")
 # Long-lived branches that are never a PR's head.
-MAINLINE_BRANCHES = frozenset({"develop", "main", "master", "HEAD"})
+NEVER_PRS = frozenset({"develop", "main", "master", "HEAD", "gh-pages"})
+DEFAULT_MAX_AGE_DAYS = 60
+# How many of develop's first-parent subjects are searched for `(#N)`.
+MERGED_SUBJECTS = 5000
+_PULLS, _BRANCHES = ("refs/pull",), ("refs/heads", "refs/remotes")
+_DAY = 86400
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """Whether open PRs are discovered (`--no-open-prs`), and how old a head may be."""
+
+    enabled: bool = True
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS
+    now: float | None = None  # seconds since the epoch; None: the clock
+
+    def recent(self, date: int) -> bool:
+        now = time.time() if self.now is None else self.now
+        return date >= now - self.max_age_days * _DAY
+
+
+DEFAULT_DISCOVERY = Discovery()
+
+
+def add_discovery_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-open-prs",
+        dest="discover_open_prs",
+        action="store_false",
+        help="discover no open PRs from refs/pull/*/head or branches (--open-pr still counts)",
+    )
+    parser.add_argument(
+        "--open-pr-max-age",
+        type=_days,
+        default=DEFAULT_MAX_AGE_DAYS,
+        metavar="DAYS",
+        help="a discovered PR without a merge ref, or a branch, counts as open only if its head "
+        f"was committed within DAYS (default: {DEFAULT_MAX_AGE_DAYS})",
+    )
+
+
+def discovery_from(args: argparse.Namespace) -> Discovery:
+    return Discovery(enabled=args.discover_open_prs, max_age_days=args.open_pr_max_age)
+
+
+def _days(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of days, got {text!r}")
+    return int(text)
+
+
+def head_number(ref: str) -> int | None:
+    """N when the head under review is named `refs/pull/N/head` (or `pull/N/head`)."""
+    match = HEAD_NUMBER_RE.match(ref)
+    return int(match.group(1)) if match else None
 
 
 def discover_open_prs(
-    repo: GitRepo, develop_sha: str, explicit: list[str] | None, exclude_head: str | None
+    repo: GitRepo,
+    develop_sha: str,
+    explicit: list[str] | None,
+    exclude_head: str | None,
+    *,
+    rules: Discovery = DEFAULT_DISCOVERY,
+    exclude_number: int | None = None,
 ) -> tuple[OpenPR, ...]:
-    """The open PRs' heads. Raises UsageError naming a malformed or unknown `--open-pr`."""
+    """The other open PRs' heads. Raises UsageError naming a malformed or unknown `--open-pr`."""
     if explicit:
         found = [parse_open_pr(repo, arg) for arg in explicit]
-        return tuple(pr for pr in found if pr.head != exclude_head)
-    prs = pull_request_heads(repo) or _branches(repo)
+    elif rules.enabled:
+        tips = repo.ref_tips(*_PULLS, *_BRANCHES)
+        heads, mergeable = _pull_refs(tips)
+        # Where refs/pull/*/head exist they alone say which PRs there are, even when every one has
+        # merged or closed: the branches are those PRs' heads again (or no PR's), and falling back
+        # to them would reopen what rule 2 closed.
+        found = _unique_heads(
+            _open_pulls(repo, develop_sha, heads, mergeable, rules)
+            if heads
+            else _open_branches(repo, develop_sha, tips, rules)
+        )
+    else:
+        found = []
     return tuple(
         pr
-        for pr in _unique_heads(prs)
-        if pr.head != exclude_head and not repo.is_ancestor(pr.head, develop_sha)
+        for pr in found
+        if pr.head != exclude_head and not (exclude_number and pr.number == exclude_number)
     )
 
 
@@ -44,27 +151,108 @@ def parse_open_pr(repo: GitRepo, arg: str) -> OpenPR:
     return OpenPR(number=int(match.group(1)), head=sha, ref=ref)
 
 
-def pull_request_heads(repo: GitRepo) -> list[OpenPR]:
-    """Every `refs/pull/N/head` a mirror fetched, by number."""
-    prs = []
-    for name, sha in repo.refs("refs/pull").items():
-        number = pull_number(name)
-        if number is not None:
-            prs.append(OpenPR(number=number, head=sha))
-    return sorted(prs, key=lambda pr: pr.number)
+def open_pull_requests(
+    repo: GitRepo, develop_sha: str, rules: Discovery = DEFAULT_DISCOVERY
+) -> tuple[OpenPR, ...]:
+    """The open PRs among `refs/pull/*/head` (rule 2 of the module), by number; no branches."""
+    if not rules.enabled:
+        return ()
+    heads, mergeable = _pull_refs(repo.ref_tips(*_PULLS))
+    return tuple(_open_pulls(repo, develop_sha, heads, mergeable, rules))
 
 
-def _branches(repo: GitRepo) -> list[OpenPR]:
-    """Local branches, then remote-tracking ones not shadowed by a local branch of the same name."""
-    local = repo.refs("refs/heads")
-    prs = [OpenPR(0, sha, _short(name, 2)) for name, sha in sorted(local.items())]
-    names = {pr.ref for pr in prs}
-    for name, sha in sorted(repo.refs("refs/remotes").items()):
-        branch = _short(name, 3)  # refs/remotes/<remote>/<branch>
-        if branch not in names:
-            prs.append(OpenPR(0, sha, branch))
-            names.add(branch)
-    return [pr for pr in prs if pr.ref not in MAINLINE_BRANCHES]
+def _pull_refs(tips: Mapping[str, RefTip]) -> tuple[dict[int, RefTip], set[int]]:
+    """The PRs' heads by number, and the numbers that have a merge ref."""
+    heads: dict[int, RefTip] = {}
+    mergeable: set[int] = set()
+    for name, tip in tips.items():
+        match = PULL_REF_RE.match(name)
+        if match is not None and match.group(2) == "head":
+            heads[int(match.group(1))] = tip
+        elif match is not None:
+            mergeable.add(int(match.group(1)))
+    return heads, mergeable
+
+
+def _open_pulls(
+    repo: GitRepo,
+    develop_sha: str,
+    heads: Mapping[int, RefTip],
+    mergeable: set[int],
+    rules: Discovery,
+) -> list[OpenPR]:
+    """Rule 2 of the module, a to d, for every PR at once."""
+    if not heads:
+        return []
+    contained = repo.ref_tips(*_PULLS, merged_into=develop_sha)
+    squashed = _merged_numbers(repo.first_parent_subjects(develop_sha, MERGED_SUBJECTS))
+    return [
+        OpenPR(number=number, head=tip.sha)
+        for number, tip in sorted(heads.items())
+        if f"refs/pull/{number}/head" not in contained
+        and number not in squashed
+        and (number in mergeable or rules.recent(tip.date))
+    ]
+
+
+def _merged_numbers(subjects: Iterable[str]) -> set[int]:
+    return {n for n in map(pr_number, subjects) if n is not None}
+
+
+def _open_branches(
+    repo: GitRepo, develop_sha: str, tips: Mapping[str, RefTip], rules: Discovery
+) -> list[OpenPR]:
+    branches = _branches(tips)
+    # The integration branch under whatever name it has (a configured `develop:`, or `origin/x`
+    # ahead of a local `x`): every name of develop's tip.
+    mainline = NEVER_PRS | {ref for ref, _, tip in branches if tip.sha == develop_sha}
+    contained = repo.ref_tips(*_BRANCHES, merged_into=develop_sha)
+    candidates = [
+        (ref, tip)
+        for ref, name, tip in branches
+        if ref not in mainline and name not in contained and rules.recent(tip.date)
+    ]
+    if not candidates:
+        return []
+    develop_charts = find_charts(repo.tree(develop_sha))
+    return [
+        OpenPR(0, tip.sha, ref)
+        for ref, tip in candidates
+        if _touches_chart(repo, develop_sha, tip.sha, develop_charts)
+    ]
+
+
+def _branches(tips: Mapping[str, RefTip]) -> list[tuple[str, str, RefTip]]:
+    """(branch, ref name, tip): local branches, then remote-tracking ones not shadowed by a local
+    branch of the same name."""
+    found = [(_short(name, 2), name, tip) for name, tip in sorted(tips.items()) if _local(name)]
+    names = {ref for ref, _, _ in found}
+    for name, tip in sorted(tips.items()):
+        if name.startswith("refs/remotes/"):
+            branch = _short(name, 3)  # refs/remotes/<remote>/<branch>
+            if branch not in names:
+                found.append((branch, name, tip))
+                names.add(branch)
+    return found
+
+
+def _local(name: str) -> bool:
+    return name.startswith("refs/heads/")
+
+
+def _touches_chart(
+    repo: GitRepo, develop_sha: str, head: str, develop_charts: Iterable[str]
+) -> bool:
+    """Whether the branch's diff from its merge base with develop changes a chart's files."""
+    changes = repo.changes_from_merge_base(develop_sha, head)
+    if changes is None:  # several merge bases, or none (an unrelated history)
+        base = repo.merge_base(develop_sha, head)
+        if base is None:
+            return False
+        changes = repo.changes(base, head)
+    charts = {*develop_charts, *find_charts(repo.tree(head))}
+    paths = {p for c in changes for p in (c.path, c.old_path) if p}
+    return any(in_chart(path, chart) for path in paths for chart in charts)
 
 
 def _short(refname: str, drop: int) -> str:

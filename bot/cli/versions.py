@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from bot.cli.errors import UsageError
-from bot.cli.open_prs import discover_open_prs
+from bot.cli.open_prs import add_discovery_arguments, discover_open_prs, discovery_from
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
@@ -30,6 +30,7 @@ def add_parser(subparsers: Any) -> None:
         metavar="NUMBER=REF",
         help="an open PR's head; repeatable; replaces discovery from refs/pull/*/head and branches",
     )
+    add_discovery_arguments(parser)
     parser.add_argument(
         "--chart", action="append", metavar="PATH", help="only this chart directory; repeatable"
     )
@@ -56,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
 def _print_board(repo: GitRepo, args: argparse.Namespace) -> int:
     develop_sha = _develop(repo, args.develop)
     config = parse_config(repo.tree(develop_sha).text(CONFIG_PATH))
-    open_prs = discover_open_prs(repo, develop_sha, args.open_pr, exclude_head=None)
+    open_prs = discover_open_prs(
+        repo, develop_sha, args.open_pr, exclude_head=None, rules=discovery_from(args)
+    )
     board = build_board(repo, develop_sha, open_prs, args.chart, ignore=config.version.ignore)
     if args.format == "json":
         sys.stdout.write(board_json_text(board))

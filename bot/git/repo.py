@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from bot.errors import ChartReviewError
 from bot.git.diff import DIFF_FORMAT, parse_diff
@@ -27,6 +28,11 @@ _LISTINGS = 64  # commits whose file listing a long-lived worker keeps
 # worker keeps the recent ones, up to this many bytes in all, none larger than the second.
 _BLOB_BYTES, _BLOB_MAX = 32 << 20, 1 << 20
 # Chart archives by content, so a base reviewed again (every PR against develop) is not rebuilt.
+
+
+class RefTip(NamedTuple):
+    sha: str
+    date: int  # committer date, seconds since the epoch
 
 
 class GitError(ChartReviewError):
@@ -150,6 +156,22 @@ class GitRepo:
         out = self._out("for-each-ref", "--format=%(objectname) %(refname)", pattern)
         return {name: sha for sha, name in (line.split(" ", 1) for line in out.splitlines())}
 
+    def ref_tips(self, *patterns: str, merged_into: str | None = None) -> dict[str, RefTip]:
+        """Ref name → its commit and committer date, for the refs matching `patterns`, in one
+        `for-each-ref`; with `merged_into`, only the refs whose tip that commit contains."""
+        merged = [f"--merged={merged_into}"] if merged_into else []
+        fmt = "--format=%(objectname) %(committerdate:unix) %(refname)"
+        out = self._out("for-each-ref", *merged, fmt, "--", *patterns)
+        tips = {}
+        for line in out.splitlines():
+            sha, date, name = line.split(" ", 2)
+            tips[name] = RefTip(sha, int(date or 0))  # no date: not a commit
+        return tips
+
+    def first_parent_subjects(self, rev: str, max_count: int) -> tuple[str, ...]:
+        """The subjects of `rev`'s first-parent history, newest first, at most `max_count`."""
+        out = self._out("log", "--first-parent", f"--max-count={max_count}", "--format=%s", rev)
+        return tuple(out.splitlines())
 
     def default_branch(self) -> str | None:
         """The remote's default branch (`origin/HEAD`), else the repository's HEAD branch."""

@@ -290,7 +290,8 @@ def test_pull_refs_are_discovered_and_merged_ones_dropped(scenario: Scenario) ->
 
 def test_branches_are_discovered_without_pull_refs(scenario: Scenario) -> None:
     g = scenario.g
-    g.branch("main", "develop").branch("pr-w", "develop").write("w.txt", "w\n").commit("w")
+    g.branch("main", "develop").branch("pr-w", "develop")
+    g.write("client/values.yaml", "replicas: 9\n").commit("w")  # a branch must touch a chart
     g.run_git("update-ref", "refs/remotes/origin/pr-w", g.sha("pr-w"))
     g.run_git("update-ref", "refs/remotes/origin/pr-c", g.sha("pr-b"))  # shadowed by local pr-c
     g.run_git("update-ref", "refs/remotes/origin/master", g.sha("pr-b"))

@@ -1,0 +1,249 @@
+"""Which PRs are open, on the command line: bot/cli/open_prs.py on real git repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from bot.cli import links
+from bot.cli.main import main
+from bot.cli.open_prs import DEFAULT_DISCOVERY, Discovery, discover_open_prs, head_number
+from bot.engine.context import OpenPR
+from bot.git.repo import GitRepo
+from tests.cli.test_cli import cli
+from tests.support.charts import chart_files
+from tests.support.gitbuilder import GitBuilder
+
+DAY = 86400
+OLD = 200  # days: past the default max age of 60
+
+
+def commit(g: GitBuilder, message: str, days_ago: int = 0) -> GitBuilder:
+    """`g.commit(message)`, authored and committed `days_ago` days ago."""
+    date = f"@{int(time.time()) - days_ago * DAY} +0000"
+    with mock.patch.dict(os.environ, {"GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date}):
+        return g.commit(message)
+
+
+def pr_branch(g: GitBuilder, name: str, text: str, days_ago: int = 0) -> GitBuilder:
+    """A branch off develop that changes the chart's values, then back on develop."""
+    g.branch(name, "develop").write("app/values.yaml", text)
+    return commit(g, f"{name}: values", days_ago).checkout("develop")
+
+
+def merge_ref(g: GitBuilder, number: int) -> GitBuilder:
+    """What GitHub keeps while PR `number` is open and mergeable: `refs/pull/N/merge`, a merge of
+    its head into develop."""
+    head = g.sha(f"refs/pull/{number}/head")
+    tree = g.run_git("rev-parse", f"{head}^{{tree}}")
+    merge = g.run_git("commit-tree", tree, "-p", g.sha("develop"), "-p", head, "-m", "Merge")
+    g.run_git("update-ref", f"refs/pull/{number}/merge", merge)
+    return g
+
+
+@pytest.fixture
+def g(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    return commit(g, "app 1.0.0", days_ago=OLD + 100)
+
+
+def discovered(g: GitBuilder, rules: Discovery = DEFAULT_DISCOVERY) -> list[tuple[int, str]]:
+    found = discover_open_prs(GitRepo(g.path), g.sha("develop"), None, None, rules=rules)
+    return [(pr.number, pr.ref) for pr in found]
+
+
+# -- refs/pull/N/head ----------------------------------------------------------------------------
+
+
+def test_a_squash_merged_pr_is_not_open(g: GitBuilder) -> None:
+    pr_branch(g, "squashed", "replicas: 2\n").pull_ref(1, "squashed")
+    pr_branch(g, "open", "replicas: 3\n").pull_ref(2, "open")
+    g.write("app/values.yaml", "replicas: 2\n")
+    commit(g, "app: two replicas (#1)")  # GitHub's squash: its head is no ancestor of develop
+    assert discovered(g) == [(2, "")]
+
+
+def test_a_merged_prs_stale_merge_ref_does_not_reopen_it(g: GitBuilder) -> None:
+    # A mirror fetched without pruning keeps the merge ref of a PR merged since.
+    pr_branch(g, "squashed", "replicas: 2\n").pull_ref(1, "squashed")
+    merge_ref(g, 1).write("app/values.yaml", "replicas: 2\n")
+    commit(g, "app: two replicas (#1)")
+    pr_branch(g, "merged", "replicas: 3\n").pull_ref(2, "merged")
+    merge_ref(g, 2).merge("merged", "Merge branch 'merged'")
+    assert discovered(g) == []
+
+
+def test_a_pr_merged_by_a_merge_commit_is_not_open(g: GitBuilder) -> None:
+    pr_branch(g, "merged", "replicas: 2\n").pull_ref(4, "merged")
+    g.merge("merged", "Merge branch 'merged' into develop")  # no number: the ancestry tells
+    assert discovered(g) == []
+
+
+def test_an_open_pr_with_a_merge_ref_is_open_however_old(g: GitBuilder) -> None:
+    pr_branch(g, "waiting", "replicas: 2\n", days_ago=OLD).pull_ref(5, "waiting")
+    merge_ref(g, 5)
+    assert discovered(g) == [(5, "")]
+
+
+def test_an_old_pr_without_merge_ref_is_closed_and_a_recent_one_open(g: GitBuilder) -> None:
+    # Neither has a merge ref: an open PR with conflicts has none either, so only age tells.
+    pr_branch(g, "abandoned", "replicas: 2\n", days_ago=OLD).pull_ref(6, "abandoned")
+    pr_branch(g, "conflicted", "replicas: 3\n", days_ago=10).pull_ref(7, "conflicted")
+    assert discovered(g) == [(7, "")]
+    assert discovered(g, rules=Discovery(max_age_days=OLD + 1)) == [(6, ""), (7, "")]
+    assert discovered(g, rules=Discovery(max_age_days=5)) == []
+
+
+def test_no_open_prs_discovers_nothing_but_explicit_ones_count(g: GitBuilder) -> None:
+    pr_branch(g, "open", "replicas: 2\n").pull_ref(8, "open")
+    merge_ref(g, 8)
+    assert discovered(g, rules=Discovery(enabled=False)) == []
+    found = discover_open_prs(
+        GitRepo(g.path), g.sha("develop"), ["9=open"], None, rules=Discovery(enabled=False)
+    )
+    assert found == (OpenPR(9, g.sha("open"), "open"),)
+
+
+def test_explicit_prs_are_not_filtered_but_the_pr_under_review_is_left_out(g: GitBuilder) -> None:
+    pr_branch(g, "old", "replicas: 2\n", days_ago=OLD)
+    pr_branch(g, "mine", "replicas: 3\n")
+    repo = GitRepo(g.path)
+    explicit = ["3=old", "4=mine", "5=old"]
+    found = discover_open_prs(repo, g.sha("develop"), explicit, exclude_head=None, exclude_number=5)
+    assert [pr.number for pr in found] == [3, 4]  # an old head still counts when named
+    found = discover_open_prs(repo, g.sha("develop"), explicit, exclude_head=g.sha("mine"))
+    assert [pr.number for pr in found] == [3, 5]
+
+
+def test_the_number_of_the_head_under_review() -> None:
+    assert head_number("refs/pull/12/head") == head_number("pull/12/head") == 12
+    assert head_number("refs/pull/12/merge") is None
+    assert head_number("feature-12") is None
+
+
+def test_a_linked_repository_follows_the_same_rules(g: GitBuilder) -> None:
+    pr_branch(g, "abandoned", "replicas: 2\n", days_ago=OLD).pull_ref(1, "abandoned")
+    pr_branch(g, "squashed", "replicas: 3\n").pull_ref(2, "squashed")
+    pr_branch(g, "open", "replicas: 4\n").pull_ref(3, "open")
+    pr_branch(g, "branch-only", "replicas: 5\n")  # no refs/pull: a linked repository reads none
+    g.write("app/values.yaml", "replicas: 3\n")
+    commit(g, "app: three (#2)")
+    repo = GitRepo(g.path)
+    assert links.open_prs(repo, g.sha("develop")) == (OpenPR(3, g.sha("open")),)
+
+
+# -- branches, without refs/pull -------------------------------------------------------------------
+
+
+def test_branches_must_be_unmerged_recent_and_touch_a_chart(g: GitBuilder) -> None:
+    pr_branch(g, "feature", "replicas: 2\n")
+    pr_branch(g, "stale", "replicas: 3\n", days_ago=OLD)
+    g.branch("docs", "develop").write("docs/index.md", "# docs\n")
+    commit(g, "docs only").checkout("develop")
+    pr_branch(g, "gh-pages", "replicas: 4\n")  # a chart change, a recent head, but a site branch
+    pr_branch(g, "merged", "replicas: 5\n").merge("merged")
+    assert discovered(g) == [(0, "feature")]
+
+
+def test_a_new_chart_on_a_branch_touches_a_chart(g: GitBuilder) -> None:
+    g.branch("new-chart", "develop")
+    for path, text in chart_files("web", "web").items():
+        g.write(path, text)
+    commit(g, "web 1.0.0").checkout("develop")
+    assert discovered(g) == [(0, "new-chart")]
+
+
+def test_the_integration_branch_is_never_a_pr_under_any_name(g: GitBuilder) -> None:
+    g.branch("integration", "develop").checkout("develop")
+    pr_branch(g, "ahead", "replicas: 2\n")
+    # origin/integration is ahead of the local integration branch that develop_sha names.
+    g.run_git("update-ref", "refs/remotes/origin/integration", g.sha("ahead"))
+    g.run_git("update-ref", "refs/remotes/origin/main", g.sha("ahead"))
+    g.run_git("branch", "-D", "ahead")
+    assert discovered(g) == []
+
+
+# -- through the command line -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def race(g: GitBuilder) -> GitBuilder:
+    """#7 and #8 both bump app to 1.0.1; #5, closed long ago, did too; #6 did, and was squashed."""
+    bump = chart_files(version="1.0.1")["app/Chart.yaml"]
+    for number, days_ago in ((5, OLD), (6, 0), (7, 0), (8, 0)):
+        g.branch(f"pr-{number}", "develop").write("app/Chart.yaml", bump)
+        g.write("app/values.yaml", f"# {number}\n" + chart_files()["app/values.yaml"])
+        commit(g, f"app 1.0.1 #{number}", days_ago).pull_ref(number, f"pr-{number}")
+        g.checkout("develop")
+    g.write("README.md", "charts\n")  # #6's squash: its subject names it; the bump went elsewhere
+    commit(g, "docs: readme (#6)")
+    return g
+
+
+def race_findings(g: GitBuilder, *args: str) -> list[dict]:
+    review = ("review", "--repo", str(g.path), "--base", "develop", "--format", "json")
+    proc = cli(*review, *args)
+    assert proc.returncode == 0, proc.stderr
+    return [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "race"]
+
+
+def test_the_race_warning_names_only_other_open_prs(race: GitBuilder) -> None:
+    [finding] = race_findings(race, "--head", "refs/pull/8/head")
+    assert finding["data"]["other_prs"] == [7]
+    assert finding["title"] == "app: version 1.0.1 is also claimed by #7"
+
+
+def test_the_pr_under_review_named_by_number_is_not_its_own_rival(race: GitBuilder) -> None:
+    # An explicit list may hold the PR under review at an older head: its number leaves it out.
+    before = race.sha("pr-8")
+    race.checkout("pr-8").write("app/templates/NOTES.txt", "pushed again\n")
+    commit(race, "app: notes").pull_ref(8, "pr-8").checkout("develop")
+    explicit = ("--open-pr", f"8={before}", "--open-pr", "5=pr-5")  # #5 is old, but named
+    [finding] = race_findings(race, "--head", "refs/pull/8/head", *explicit)
+    assert finding["data"]["other_prs"] == [5]
+
+
+def test_no_open_prs_on_the_command_line_gives_no_race(race: GitBuilder) -> None:
+    assert race_findings(race, "--head", "pr-8", "--no-open-prs") == []
+    assert [f["data"]["other_prs"] for f in race_findings(race, "--head", "pr-8")] == [[7]]
+
+
+def test_an_open_pr_max_age_of_more_days_counts_the_closed_pr(race: GitBuilder) -> None:
+    [finding] = race_findings(race, "--head", "pr-8", "--open-pr-max-age", str(OLD + 1))
+    assert finding["data"]["other_prs"] == [5, 7]
+
+
+def test_a_max_age_that_is_no_number_of_days_is_a_usage_error(race: GitBuilder) -> None:
+    proc = cli(
+        "review",
+        "--repo",
+        str(race.path),
+        "--base",
+        "develop",
+        "--head",
+        "pr-8",
+        "--open-pr-max-age",
+        "-3",
+    )
+    assert proc.returncode == 2
+    assert "--open-pr-max-age: expected a whole number of days, got '-3'" in proc.stderr
+
+
+def test_the_board_discovers_by_the_same_rules_and_flags(
+    race: GitBuilder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def board(*flags: str) -> list[int]:
+        assert main(["versions", "--repo", str(race.path), "--format", "json", *flags]) == 0
+        charts = json.loads(capsys.readouterr().out)["charts"]  # those the open PRs touch
+        return [row["pr"] for chart in charts for row in chart["rows"]]
+
+    assert sorted(board()) == [7, 8]
+    assert sorted(board("--open-pr-max-age", str(OLD + 1))) == [5, 7, 8]
+    assert board("--no-open-prs") == []

@@ -26,7 +26,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/lint-imports  # the layers' import contracts, in .importlinter
 
 test: $(VENV)/.installed-test lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/review_bench.py

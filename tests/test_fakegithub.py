@@ -6,6 +6,7 @@ import io
 import re
 import subprocess
 import tarfile
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -354,6 +355,28 @@ def test_tarball_redirects_to_a_git_archive(fake: FakeGitHub, tmp_path: Path) ->
         assert [n for n in tar.getnames() if n.endswith("Chart.yaml")] == [
             f"acme-web-{sha[:7]}/Chart.yaml"
         ]
+
+
+def test_a_request_waits_while_the_test_holds_the_state(fake: FakeGitHub) -> None:
+    # The server's thread and the test's share the state under one lock, so a test that reads it
+    # while the bot writes never iterates a dict that is growing.
+    fake.add_issue(REPO, "board")
+    http = raw(fake)  # its token is issued here, not under the lock below
+    answered = threading.Event()
+
+    def comment() -> None:
+        http.post(f"/repos/{REPO}/issues/1/comments", json={"body": "hi"})
+        answered.set()
+
+    writer = threading.Thread(target=comment)
+    with fake.state.lock:
+        writer.start()
+        assert not answered.wait(0.3), "the route ran while the test held the state"
+        assert fake.issue_comments(REPO, 1) == []
+    assert answered.wait(10)
+    writer.join(10)
+    http.close()
+    assert [c.body for c in fake.issue_comments(REPO, 1)] == ["hi"]
 
 
 def test_two_fakes_do_not_share_state(fake: FakeGitHub) -> None:

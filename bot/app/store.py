@@ -11,7 +11,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -46,9 +46,13 @@ class Store(Protocol):
 
 
 class SqliteStore:
-    def __init__(self, path: Path) -> None:
+    """Expiry is this store's own: a row is live while its `expires` is after `clock()` (wall-clock
+    seconds, as every process of the installation reads the same file)."""
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._clock = clock
         self._local = threading.local()
         # Threads of one process queue here rather than in SQLite's busy handler, which sleeps
         # up to 100 ms between retries: that was the receiver's p99 under load.
@@ -73,7 +77,7 @@ class SqliteStore:
             yield db
 
     def claim(self, key: str, ttl: float) -> bool:
-        now = time.time()
+        now = self._clock()
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -88,13 +92,13 @@ class SqliteStore:
     def put(self, key: str, ttl: float, value: str = "1") -> None:
         with self._connect() as db:
             db.execute(
-                "INSERT OR REPLACE INTO keys VALUES (?, ?, ?)", (key, time.time() + ttl, value)
+                "INSERT OR REPLACE INTO keys VALUES (?, ?, ?)", (key, self._clock() + ttl, value)
             )
 
     def get(self, key: str) -> str | None:
         with self._connect() as db:
             row = db.execute(
-                "SELECT value FROM keys WHERE key = ? AND expires > ?", (key, time.time())
+                "SELECT value FROM keys WHERE key = ? AND expires > ?", (key, self._clock())
             ).fetchone()
             return None if row is None else str(row[0])
 
@@ -102,14 +106,14 @@ class SqliteStore:
         with self._connect() as db:
             rows = db.execute(
                 "SELECT key FROM keys WHERE substr(key, 1, ?) = ? AND expires > ?",
-                (len(prefix), prefix, time.time()),
+                (len(prefix), prefix, self._clock()),
             ).fetchall()
             return [str(r[0]) for r in rows]
 
     def exists(self, key: str) -> bool:
         with self._connect() as db:
             row = db.execute(
-                "SELECT 1 FROM keys WHERE key = ? AND expires > ?", (key, time.time())
+                "SELECT 1 FROM keys WHERE key = ? AND expires > ?", (key, self._clock())
             ).fetchone()
             return row is not None
 
@@ -132,6 +136,8 @@ class SqliteStore:
 
 
 class RedisStore:
+    """Expiry is Redis's own (PX): the server's clock decides, so this store takes none."""
+
     PREFIX = "chart-review:"
 
     def __init__(self, url: str) -> None:
@@ -180,6 +186,7 @@ class Lease:
 
     def __init__(self, store: Store, key: str, ttl: float = 60.0) -> None:
         self.store, self.key, self.ttl = store, key, ttl
+        self.renewals = 0  # how often the lease was extended so far
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -194,6 +201,7 @@ class Lease:
         while not self._stop.wait(self.ttl / 3):
             try:
                 self.store.put(self.key, self.ttl)
+                self.renewals += 1
             except Exception as exc:  # the store is down: the job goes on, the lease may lapse
                 log.warning("could not renew lease %s: %s", self.key, type(exc).__name__)
 

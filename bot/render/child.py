@@ -1,12 +1,11 @@
-"""A render process of the sandbox (bot.sandbox): loads Helm once, then renders request after request
-read from a pipe, each under a CPU-time and an address-space limit of its own.
+"""A render process of the sandbox (bot/render/sandbox.py): loads Helm once, then renders request
+after request read from a pipe, each under a CPU-time and an address-space limit of its own.
 
     python -m bot.render.child REQUEST_FD REPLY_FD CPU_SECONDS MEMORY_BYTES
 
-Wire format, both ways: frames of an 8-byte big-endian length and that many bytes. A request is two
+Wire format, both ways: frames of an 8-byte big-endian length and that many bytes. A request is three
 frames (a JSON header with the release and namespace; the values as JSON; the chart archive); a reply
-is one
-JSON frame, `{"manifests": ...}` or `{"error": {"message", "template", "line"}}`. JSON, not pickle:
+is one JSON frame, `{"manifests": ...}` or `{"error": {"message", "template", "line"}}`. JSON, not pickle:
 the parent never unpickles what a process running untrusted templates wrote."""
 
 from __future__ import annotations
@@ -107,12 +106,14 @@ def serve(requests: int, replies: int, cpu_seconds: int, memory_bytes: int) -> i
     helm = EmbeddedHelm()
     write_all(replies, frame(json.dumps({"ready": helm.version}).encode()))
     while True:
-        request = [read_frame(requests) for _ in range(3)]
-        header, values, archive = request
-        if header is None or values is None or archive is None:
-            return 0
-        limit_next_render(cpu_seconds, memory_bytes)
+        # The address-space limit of the last render still holds while the next request is read:
+        # a MemoryError anywhere in the loop is this exit code, the parent's evidence of the limit.
         try:
+            request = [read_frame(requests) for _ in range(3)]
+            header, values, archive = request
+            if header is None or values is None or archive is None:
+                return 0
+            limit_next_render(cpu_seconds, memory_bytes)
             write_all(replies, frame(_reply(helm, header, values, archive)))
         except MemoryError:
             return EXIT_OUT_OF_MEMORY

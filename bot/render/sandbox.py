@@ -1,8 +1,8 @@
 """Helm in a pool of long-lived render processes, each render under a wall-clock, a CPU-time and a
 memory limit: charts come from untrusted PRs, and a template can loop for ever or build a gigabyte
 string. A process that exceeds a limit is killed (or killed itself) and replaced; the render ends as
-a RenderFailure naming the limit, which the render findings turn into a finding for that side and
-profile.
+a RenderFailure naming the limit, which the render check (checks/render.py) turns into a finding
+for that side and profile.
 
 Processes are started with fork+exec (subprocess), never a bare fork of this threaded process, and
 get only the environment Helm needs: no GitHub key or webhook secret is in reach of a template."""
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import select
 import signal
@@ -34,11 +35,16 @@ log = logging.getLogger(__name__)
 
 # Loading Helm takes ~0.2 s; this only bounds a process that cannot start at all.
 STARTUP_SECONDS = 30.0
+# A process that closed its reply pipe is exiting, and one sent SIGKILL is gone at once: this only
+# bounds a process that never does (stuck in the kernel). How long an exit takes decides nothing.
+EXIT_SECONDS = 10.0
 _CHUNK = 1 << 20
 _LOG_TAIL = 16384
 # What the Go runtime writes when an allocation or a goroutine stack exceeds what it may have.
 _MEMORY_MARKERS = (b"out of memory", b"stack overflow", b"cannot allocate memory")
 _ROOT = str(Path(__file__).resolve().parents[2])
+# Signals a process raises on itself when it crashes; any other came from outside.
+_CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL}
 
 
 @dataclass(frozen=True)
@@ -160,24 +166,34 @@ class RenderProcess:
         self, fd: int, deadline: float, mark: int, writable: bool = False, starting: bool = False
     ) -> None:
         left = max(deadline - time.monotonic(), 0)
-        readable, writable_, _ = select.select(
-            [] if writable else [fd], [fd] if writable else [], [], left
-        )
-        if readable or writable_:
+        # poll, not select: select() refuses a descriptor numbered past 1023, which a busy bot
+        # process reaches. A closed other end counts as ready (POLLHUP, POLLERR): the read or
+        # write that follows finds out.
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT if writable else select.POLLIN)
+        if poller.poll(math.ceil(left * 1000)):
             return
         self.kill()
+        if self.proc.returncode not in (None, -signal.SIGKILL):
+            # It ended by itself just as the time ran out (SIGKILL left the zombie as it was):
+            # its own exit says why, not the clock.
+            raise _Stopped(self._death(mark, starting))
         if starting:
             raise _Stopped(RenderFailure(self._not_started(mark), transient=True))
         # Over the wall clock but not the CPU limit: starved by load, so it may well pass next time.
         raise _Stopped(RenderFailure(self.limits.time_exceeded, transient=True))
 
     def _death(self, mark: int, starting: bool = False) -> RenderFailure:
-        """Why the process ended mid-request, from its exit status and what it wrote last."""
+        """Why the process ended mid-request, from its exit status and what it wrote: evidence the
+        process leaves, never how long anything took. The memory limit is named only on the child's
+        own word (EXIT_OUT_OF_MEMORY from Python, the Go runtime's fatal error in the log); a signal
+        from outside (an operator, the kernel's OOM killer under the machine's load) is named as
+        such, and may not recur."""
         try:
-            code = self.proc.wait(STARTUP_SECONDS)
+            code: int | None = self.proc.wait(EXIT_SECONDS)
         except subprocess.TimeoutExpired:
             self.kill()
-            code = self.proc.returncode
+            code = None  # it closed its pipe but did not exit: our kill says nothing of why
         tail = os.pread(self._log.fileno(), _LOG_TAIL, mark)
         if starting:
             return RenderFailure(self._not_started(mark), transient=True)
@@ -185,11 +201,12 @@ class RenderProcess:
             return RenderFailure(self.limits.cpu_exceeded)
         if code == EXIT_OUT_OF_MEMORY or any(marker in tail for marker in _MEMORY_MARKERS):
             return RenderFailure(self.limits.memory_exceeded)
-        if code == -signal.SIGKILL:
-            # Not killed here: the kernel's OOM killer, which depends on the whole machine's load.
-            return RenderFailure(self.limits.memory_exceeded, transient=True)
         last = tail.decode(errors="replace").strip().splitlines()[:1]
         log.warning("render process %s ended with %s: %s", self.pid, code, last)
+        if code is None:
+            return RenderFailure("the render process stopped answering", transient=True)
+        if code < 0 and -code not in _CRASH_SIGNALS:
+            return RenderFailure(f"the render process was killed (signal {-code})", transient=True)
         return RenderFailure(f"the render process crashed (exit status {code})", transient=True)
 
     def _not_started(self, mark: int) -> str:
@@ -200,7 +217,10 @@ class RenderProcess:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.wait()
+        try:
+            self.proc.wait(EXIT_SECONDS)
+        except subprocess.TimeoutExpired:  # in an uninterruptible sleep: reaped by a later poll
+            log.error("render process %s did not end %g s after SIGKILL", self.pid, EXIT_SECONDS)
 
     def close(self, grace: float = 1.0) -> None:
         """Closing the request pipe ends the process's loop; kill it if it is mid-render."""
@@ -268,9 +288,15 @@ class SandboxedHelm:
         self.close()
 
     def _checkout(self) -> RenderProcess:
+        # A render holds its process for at most this long (start, render, exit, each bounded), so
+        # a pool that gave none back for so long is stuck, not busy.
+        held = STARTUP_SECONDS + self.limits.wall_seconds + 2 * EXIT_SECONDS
         with self._cond:
             while not self._idle and len(self._all) >= self._workers:
-                self._cond.wait()
+                if not self._cond.wait(held):
+                    raise RenderFailure(
+                        f"no render process became free in {held:g} s", transient=True
+                    )
             if self._closed:
                 raise RenderFailure("the renderer is shut down", transient=True)
             while self._idle:

@@ -1,6 +1,6 @@
-"""Scale-out for real: a redis-server, `serve --no-worker` and three `worker` processes, 200 signed
-deliveries for 20 PRs. Every PR ends with its latest head reviewed once per check, with one
-summary comment — also when a worker is SIGKILLed mid-review."""
+"""Scale-out for real: a redis-server, `serve --no-worker` and three `worker` processes, 60 signed
+deliveries for 12 PRs. Every PR ends with its latest head reviewed once per check, with one summary
+comment — also when a worker is SIGKILLed mid-review."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import redis
 
 from tests.support.app_harness import pull_request_event, wait_for
 from tests.support.app_scenario import RUNS
@@ -20,19 +21,23 @@ from tests.support.gitbuilder import GitBuilder
 from tests.support.redis_server import redis_server
 
 REPO = "acme/fleet"
-PRS = 20
-PUSHES = 10
+# Twice the job threads of the fleet (3 workers × WORKERS=2), each PR pushed to while it is being
+# reviewed: enough for every race the assertions look for, at a fraction of the reviews.
+PRS = 12
+PUSHES = 5
 
 
 @dataclass(frozen=True)
 class Fleet:
     clone_url: str
+    base: str
     heads: dict[int, list[str]]  # PR number → its heads, oldest first
 
 
-@pytest.fixture
-def fleet(tmp_path: Path, github: FakeGitHub) -> Fleet:
-    git = GitBuilder(tmp_path / "fleet")
+@pytest.fixture(scope="module")
+def fleet_repo(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
+    """The repository, built once: the App only reads it (its mirror is its own, under DATA_DIR)."""
+    git = GitBuilder(tmp_path_factory.mktemp("fleet") / "fleet")
     for path, text in chart_files("client", "client", "1.0.0").items():
         git.write(path, text)
     base = git.commit("client 1.0.0").sha()
@@ -46,27 +51,45 @@ def fleet(tmp_path: Path, github: FakeGitHub) -> Fleet:
         ]
         git.pull_ref(n, f"pr-{n}")
     git.checkout("develop")
-    github.add_repo(
-        REPO, default_branch="develop", clone_url=str(git.path), branches={"develop": base}
-    )
-    for n in heads:
-        github.add_pull(
-            REPO,
-            number=n,
-            head_sha=heads[n][0],
-            base_sha=base,
-            head_ref=f"pr-{n}",
-            base_ref="develop",
-        )
-    return Fleet(str(git.path), heads)
+    return Fleet(str(git.path), base, heads)
 
 
 @pytest.fixture
-def redis_cluster(tmp_path: Path, github: FakeGitHub) -> Iterator[Cluster]:
-    with redis_server(tmp_path / "redis") as url:
-        env = app_env(github, tmp_path / "data", REDIS_URL=url, WORKERS="2")
-        with cluster(env, tmp_path / "logs", workers=3) as running:
-            yield running
+def fleet(fleet_repo: Fleet, github: FakeGitHub) -> Fleet:
+    """The repository and its PRs on this test's (freshly reset) fake GitHub."""
+    github.add_repo(
+        REPO,
+        default_branch="develop",
+        clone_url=fleet_repo.clone_url,
+        branches={"develop": fleet_repo.base},
+    )
+    for n, heads in fleet_repo.heads.items():
+        github.add_pull(
+            REPO,
+            number=n,
+            head_sha=heads[0],
+            base_sha=fleet_repo.base,
+            head_ref=f"pr-{n}",
+            base_ref="develop",
+        )
+    return fleet_repo
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture
+def redis_cluster(tmp_path: Path, github: FakeGitHub, redis_url: str) -> Iterator[Cluster]:
+    """Fresh processes on an emptied Redis: nothing (queue, claims, locks) carries over."""
+    client = redis.Redis.from_url(redis_url)
+    client.flushall()
+    client.close()
+    env = app_env(github, tmp_path / "data", REDIS_URL=redis_url, WORKERS="2")
+    with cluster(env, tmp_path / "logs", workers=3) as running:
+        yield running
 
 
 def _push_storm(running: Cluster, github: FakeGitHub, fleet: Fleet, kill_after: int | None) -> None:

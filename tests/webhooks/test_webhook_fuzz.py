@@ -303,9 +303,12 @@ def raw_request(client: httpx.Client, request: bytes) -> tuple[int, str]:
     url = client.base_url
     data = b""
     with socket.create_connection((url.host, url.port or 80), timeout=5) as conn:
+        # poll, not select: select() refuses a descriptor numbered past 1023.
+        answered = select.poll()
+        answered.register(conn, select.POLLIN)
         try:
             for at in range(0, len(request), PIECE):
-                if select.select([conn], [], [], 0.001)[0]:
+                if answered.poll(1):
                     break
                 conn.sendall(request[at : at + PIECE])
             while chunk := conn.recv(65536):

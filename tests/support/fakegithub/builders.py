@@ -35,7 +35,8 @@ class StateBuilder:
 
     def add_installation(self, installation_id: int, account: str) -> Installation:
         inst = Installation(installation_id, account)
-        self.state.installations[installation_id] = inst
+        with self.state.lock:
+            self.state.installations[installation_id] = inst
         return inst
 
     def add_repo(
@@ -50,12 +51,13 @@ class StateBuilder:
     ) -> Repository:
         """A repository, installed in `installation_id` (created for its owner if new)."""
         owner, name = full_name.split("/")
-        repo = Repository(owner, name, self.state.next_id(), default_branch, clone_url, private)
-        repo.branches.update(branches or {})
-        self.state.repos[full_name] = repo
-        inst = self.state.installations.get(installation_id)
-        inst = inst or self.add_installation(installation_id, owner)
-        inst.repos.append(full_name)
+        with self.state.lock:
+            repo = Repository(owner, name, self.state.next_id(), default_branch, clone_url, private)
+            repo.branches.update(branches or {})
+            self.state.repos[full_name] = repo
+            inst = self.state.installations.get(installation_id)
+            inst = inst or self.add_installation(installation_id, owner)
+            inst.repos.append(full_name)
         return repo
 
     def add_pull(
@@ -73,27 +75,31 @@ class StateBuilder:
         **extra: object,
     ) -> PullRequest:
         """An open PR; `extra` sets any other PullRequest field (body, state, merged, draft…)."""
-        pr = PullRequest(
-            repo=repo,
-            number=number or self.state.next_number(repo),
-            id=self.state.next_id(),
-            title=title,
-            user=user,
-            head_sha=head_sha,
-            head_ref=head_ref,
-            base_sha=base_sha,
-            base_ref=base_ref,
-            files=files or [],
-        )
-        self.update_pull(pr, **extra)
-        self.state.pulls[(repo, pr.number)] = pr
+        with self.state.lock:
+            pr = PullRequest(
+                repo=repo,
+                number=number or self.state.next_number(repo),
+                id=self.state.next_id(),
+                title=title,
+                user=user,
+                head_sha=head_sha,
+                head_ref=head_ref,
+                base_sha=base_sha,
+                base_ref=base_ref,
+                files=files or [],
+            )
+            self.update_pull(pr, **extra)
+            self.state.pulls[(repo, pr.number)] = pr
         return pr
 
     def update_pull(self, pr: PullRequest, **changes: object) -> PullRequest:
-        for key, value in changes.items():
+        """All `changes` at once: a request never sees the PR half-updated."""
+        for key in changes:
             if not hasattr(pr, key):
                 raise AttributeError(f"PullRequest has no field {key!r}")
-            setattr(pr, key, value)
+        with self.state.lock:
+            for key, value in changes.items():
+                setattr(pr, key, value)
         return pr
 
     def add_issue(
@@ -104,28 +110,35 @@ class StateBuilder:
         user: str = "maintainer",
         labels: tuple[str, ...] = (),
     ) -> Issue:
-        number = self.state.next_number(repo)
-        issue = Issue(repo, number, self.state.next_id(), title, user, body, labels=list(labels))
-        self.state.issues[(repo, number)] = issue
+        with self.state.lock:
+            number = self.state.next_number(repo)
+            issue = Issue(
+                repo, number, self.state.next_id(), title, user, body, labels=list(labels)
+            )
+            self.state.issues[(repo, number)] = issue
         return issue
 
     def add_issue_comment(
         self, repo: str, issue_number: int, body: str, user: str = "contributor"
     ) -> IssueComment:
-        comment = IssueComment(self.state.next_id(), repo, issue_number, body, user)
-        self.state.issue_comments[comment.id] = comment
+        with self.state.lock:
+            comment = IssueComment(self.state.next_id(), repo, issue_number, body, user)
+            self.state.issue_comments[comment.id] = comment
         return comment
 
     def set_permission(self, repo: str, login: str, role: str) -> None:
         """`role` is admin, maintain, write, triage, read or none."""
-        self.state.permissions[(repo, login)] = role
+        with self.state.lock:
+            self.state.permissions[(repo, login)] = role
 
     def set_branch(self, repo: str, name: str, sha: str) -> None:
-        self.state.repos[repo].branches[name] = sha
+        with self.state.lock:
+            self.state.repos[repo].branches[name] = sha
 
     def set_file(self, repo: str, path: str, content: str | bytes, ref: str = "main") -> None:
         data = content.encode() if isinstance(content, str) else content
-        self.state.repos[repo].files[(ref, path)] = data
+        with self.state.lock:
+            self.state.repos[repo].files[(ref, path)] = data
 
     # Credentials
 
@@ -135,38 +148,50 @@ class StateBuilder:
 
     @token_lifetime.setter
     def token_lifetime(self, lifetime: timedelta) -> None:
-        self.state.token_lifetime = lifetime
+        with self.state.lock:
+            self.state.token_lifetime = lifetime
 
     def issue_token(self, installation_id: int = DEFAULT_INSTALLATION) -> str:
         """An installation token without the JWT round trip, for tests about something else."""
-        repos = list(self.state.installations[installation_id].repos)
-        return issue_token(self.state, installation_id, self.state.token_lifetime, repos).token
+        with self.state.lock:
+            repos = list(self.state.installations[installation_id].repos)
+            return issue_token(self.state, installation_id, self.state.token_lifetime, repos).token
 
     def expire_tokens(self) -> None:
         """Every token issued so far expires now, as if the job had run past the hour."""
-        for token in self.state.tokens.values():
-            token.expires_at = now() - timedelta(seconds=1)
+        with self.state.lock:
+            for token in self.state.tokens.values():
+                token.expires_at = now() - timedelta(seconds=1)
 
-    # Inspect
+    # Inspect: each a list taken under the lock, while the server may be adding to the state. The
+    # items are the live records (a run's status may still change after the list is taken).
 
     def check_runs(self, repo: str, head_sha: str | None = None) -> list[CheckRun]:
-        runs = self.state.check_runs.values()
+        with self.state.lock:
+            runs = list(self.state.check_runs.values())
         return [r for r in runs if r.repo == repo and head_sha in (None, r.head_sha)]
 
     def issue_comments(self, repo: str, issue_number: int) -> list[IssueComment]:
-        found = self.state.issue_comments.values()
+        with self.state.lock:
+            found = list(self.state.issue_comments.values())
         return [c for c in found if (c.repo, c.issue_number) == (repo, issue_number)]
 
     def reviews(self, repo: str, pull_number: int) -> list[Review]:
-        found = self.state.reviews.values()
+        with self.state.lock:
+            found = list(self.state.reviews.values())
         return [r for r in found if (r.repo, r.pull_number) == (repo, pull_number)]
 
     def review_comments(self, repo: str, pull_number: int) -> list[ReviewComment]:
-        found = self.state.review_comments.values()
+        with self.state.lock:
+            found = list(self.state.review_comments.values())
         return [c for c in found if (c.repo, c.pull_number) == (repo, pull_number)]
 
     def reactions(self, comment_id: int) -> list[Reaction]:
-        return [r for r in self.state.reactions.values() if r.comment_id == comment_id]
+        with self.state.lock:
+            found = list(self.state.reactions.values())
+        return [r for r in found if r.comment_id == comment_id]
 
     def issues(self, repo: str) -> list[Issue]:
-        return [i for (name, _), i in self.state.issues.items() if name == repo]
+        with self.state.lock:
+            found = list(self.state.issues.items())
+        return [i for (name, _), i in found if name == repo]

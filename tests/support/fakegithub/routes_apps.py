@@ -8,11 +8,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from . import payloads
-from .api import ctx, not_found, paginate, unprocessable
+from .api import LockedRoute, ctx, not_found, paginate, unprocessable
 from .auth import issue_token
 from .payloads import example
 
-router = APIRouter()
+router = APIRouter(route_class=LockedRoute)
 
 
 @router.get("/app")

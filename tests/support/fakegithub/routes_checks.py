@@ -9,11 +9,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from . import payloads_git
-from .api import Ctx, ctx, not_found, paginate, unprocessable
+from .api import Ctx, LockedRoute, ctx, not_found, paginate, unprocessable
 from .rules import check_run_problems
 from .state import CheckRun, Repository, now
 
-router = APIRouter()
+router = APIRouter(route_class=LockedRoute)
 RUN_PATH = "/repos/{owner}/{repo}/check-runs/{check_run_id}"
 
 

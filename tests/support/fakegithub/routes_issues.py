@@ -10,10 +10,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from . import payloads_issues
-from .api import Ctx, ctx, not_found, paginate
+from .api import Ctx, LockedRoute, ctx, not_found, paginate
 from .state import Issue, IssueComment, PullRequest, Reaction, iso, now
 
-router = APIRouter()
+router = APIRouter(route_class=LockedRoute)
 REPO = "/repos/{owner}/{repo}"
 
 

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from . import payloads, payloads_git, payloads_issues
-from .api import Ctx, ctx, not_found, paginate, unprocessable
+from .api import Ctx, LockedRoute, ctx, not_found, paginate, unprocessable
 from .rules import diff_lines, review_problems
 from .state import PullRequest, Review, ReviewComment, now
 
-router = APIRouter()
+router = APIRouter(route_class=LockedRoute)
 REVIEW_STATE = {
     "APPROVE": "APPROVED",
     "REQUEST_CHANGES": "CHANGES_REQUESTED",

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from . import payloads, payloads_git
-from .api import ApiError, Ctx, ctx, not_found, paginate
+from .api import ApiError, Ctx, LockedRoute, ctx, not_found, paginate
 from .state import Repository
 
-router = APIRouter()
+router = APIRouter(route_class=LockedRoute)
 REPO = "/repos/{owner}/{repo}"
 # Where GitHub's tarball redirect points (codeload.github.com on the real service). It is not
 # part of the REST API, so the fake serves it outside the description and without a token.

@@ -59,11 +59,13 @@ def _spec_gate(state: GitHubState, request: Request, raw: bytes) -> None:
         try:
             json.loads(raw)
         except ValueError as exc:
-            state.violations.append(f"{method} {path}: body is not JSON ({exc})")
+            with state.lock:
+                state.violations.append(f"{method} {path}: body is not JSON ({exc})")
             raise ApiError(400, "Problems parsing JSON") from exc
     found = check_request(method, path, dict(request.query_params), raw)
     if found:
-        state.violations.append(found.message)
+        with state.lock:
+            state.violations.append(found.message)
         raise ApiError(found.status, "Not Found" if found.status == 404 else found.message)
 
 
@@ -90,13 +92,16 @@ async def _gate(request: Request, call_next: Handler) -> Response:
     try:
         if not request.url.path.startswith(CODELOAD_PREFIX):
             _spec_gate(state, request, raw)
-        state.run_hooks(request.method, request.url.path)
-        fault = state.take_fault(request.method, request.url.path)
+        # Under the state's lock, but not across call_next: the route takes it again itself,
+        # and nothing here may hold it while this thread serves other requests.
+        with state.lock:
+            state.run_hooks(request.method, request.url.path)
+            fault = state.take_fault(request.method, request.url.path)
+            if not fault and not request.url.path.startswith(CODELOAD_PREFIX):
+                _authenticate(state, request.app.state.public_key, request)
         if fault:
             response = _fault_response(fault)
         else:
-            if not request.url.path.startswith(CODELOAD_PREFIX):
-                _authenticate(state, request.app.state.public_key, request)
             response = await call_next(request)
     except AuthError as exc:
         response = ApiError(401, str(exc)).response()
@@ -109,7 +114,8 @@ async def _gate(request: Request, call_next: Handler) -> Response:
         _json_or_text(raw),
         response.status_code,
     )
-    state.requests.append(record)
+    with state.lock:
+        state.requests.append(record)
     return response
 
 
@@ -118,7 +124,8 @@ async def _api_error(request: Request, exc: Exception) -> Response:
     if exc.violation:
         state: GitHubState = request.app.state.github
         problems = "; ".join(exc.errors) or exc.message
-        state.violations.append(f"{request.method} {request.url.path}: {problems}")
+        with state.lock:
+            state.violations.append(f"{request.method} {request.url.path}: {problems}")
     return exc.response()
 
 
@@ -205,32 +212,41 @@ class FakeGitHub(StateBuilder):
     ) -> None:
         """Answer the next `times` matching requests with `status`, before any other handling."""
         fault = Fault(method.upper(), re.compile(path_regex), status, times, headers or {}, body)
-        self.state.faults.append(fault)
+        with self.state.lock:
+            self.state.faults.append(fault)
 
     def on(self, method: str, path_regex: str, action: Callable[[], None], times: int = 1) -> None:
         """Run `action` when the next `times` matching requests arrive, before answering them."""
-        self.state.hooks.append(Hook(method.upper(), re.compile(path_regex), action, times))
+        hook = Hook(method.upper(), re.compile(path_regex), action, times)
+        with self.state.lock:
+            self.state.hooks.append(hook)
 
     def calls(self, method: str | None = None, path_regex: str = "") -> list[RequestRecord]:
         """Logged requests, oldest first, optionally filtered by method and path regex."""
         pattern = re.compile(path_regex)
+        with self.state.lock:
+            logged = list(self.state.requests)
         return [
             r
-            for r in self.state.requests
+            for r in logged
             if (method is None or r.method == method.upper()) and pattern.search(r.path)
         ]
 
     @property
     def violations(self) -> list[str]:
-        return self.state.violations
+        """A copy: the server may add more while the test reads."""
+        with self.state.lock:
+            return list(self.state.violations)
 
     def take_violations(self) -> list[str]:
         """Return and forget the violations so far (for tests that send off-spec on purpose)."""
-        taken = list(self.state.violations)
-        self.state.violations.clear()
+        with self.state.lock:
+            taken = list(self.state.violations)
+            self.state.violations.clear()
         return taken
 
     def assert_no_violations(self) -> None:
-        if self.state.violations:
-            listing = "\n  ".join(self.state.violations)
+        found = self.violations
+        if found:
+            listing = "\n  ".join(found)
             raise AssertionError(f"requests GitHub would refuse:\n  {listing}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -202,7 +203,11 @@ class Hook:
 
 @dataclass
 class GitHubState:
-    """Every fact of one fake GitHub; ids come from one counter so they never collide."""
+    """Every fact of one fake GitHub; ids come from one counter so they never collide.
+
+    The server's thread changes it while a test's thread arranges and inspects it: both sides hold
+    `lock` while they touch it (every route runs under it, see api.LockedRoute; the inspection
+    helpers take their snapshots under it). Reentrant: a hook runs under it and may arrange more."""
 
     app_id: int = 4242
     app_slug: str = "chart-review"
@@ -226,6 +231,7 @@ class GitHubState:
     faults: list[Fault] = field(default_factory=list)
     hooks: list[Hook] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1001))
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def next_id(self) -> int:
         return next(self._ids)

@@ -21,6 +21,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from bot.render.confine import Confinement, confine
+
 _LENGTH = struct.Struct("!Q")
 # Python's own allocations can fail under the address-space limit too; the parent reads this exit.
 EXIT_OUT_OF_MEMORY = 3
@@ -63,14 +65,14 @@ def _set_soft_limit(which: int, soft: int) -> None:
     resource.setrlimit(which, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
-def limit_next_render(cpu_seconds: int, memory_bytes: int) -> None:
+def limit_next_render(cpu_seconds: int, memory_bytes: int, statm: int) -> None:
     """RLIMIT_CPU counts the process's whole life, so this render's budget starts from what is used;
     the kernel sends SIGXCPU at the soft limit. RLIMIT_AS likewise: the Go runtime reserves ~1.8 GB
-    of address space on load and keeps what its heap grew to, so the budget is on top of that."""
+    of address space on load and keeps what its heap grew to, so the budget is on top of that.
+    `statm` is /proc/self/statm, opened before confinement (which allows no new open of it)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     _set_soft_limit(resource.RLIMIT_CPU, math.ceil(usage.ru_utime + usage.ru_stime) + cpu_seconds)
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[0])
+    pages = int(os.pread(statm, 256, 0).split()[0])
     _set_soft_limit(resource.RLIMIT_AS, pages * os.sysconf("SC_PAGE_SIZE") + memory_bytes)
 
 
@@ -100,11 +102,19 @@ def _reply(helm: Any, header: bytes, values: bytes, archive: bytes) -> bytes:
     return json.dumps({"manifests": manifests}).encode()
 
 
-def serve(requests: int, replies: int, cpu_seconds: int, memory_bytes: int) -> int:
+def serve(
+    requests: int,
+    replies: int,
+    cpu_seconds: int,
+    memory_bytes: int,
+    confined: Confinement,
+    statm: int,
+) -> int:
     from bot.render.embedded import EmbeddedHelm  # loads Helm's Go runtime, once for every render
 
     helm = EmbeddedHelm()
-    write_all(replies, frame(json.dumps({"ready": helm.version}).encode()))
+    ready = {"ready": helm.version, "confinement": confined.to_json()}
+    write_all(replies, frame(json.dumps(ready).encode()))
     while True:
         # The address-space limit of the last render still holds while the next request is read:
         # a MemoryError anywhere in the loop is this exit code, the parent's evidence of the limit.
@@ -113,7 +123,7 @@ def serve(requests: int, replies: int, cpu_seconds: int, memory_bytes: int) -> i
             header, values, archive = request
             if header is None or values is None or archive is None:
                 return 0
-            limit_next_render(cpu_seconds, memory_bytes)
+            limit_next_render(cpu_seconds, memory_bytes, statm)
             write_all(replies, frame(_reply(helm, header, values, archive)))
         except MemoryError:
             return EXIT_OUT_OF_MEMORY
@@ -123,8 +133,13 @@ def main(argv: Sequence[str]) -> int:
     requests, replies, cpu_seconds, memory_bytes = (int(arg) for arg in argv)
     # SIGXCPU's default action dumps core: a looping template must not fill the disk.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _watch_parent(os.getppid())
-    return serve(requests, replies, cpu_seconds, memory_bytes)
+    parent = os.getppid()
+    statm = os.open("/proc/self/statm", os.O_RDONLY)  # what confinement no longer lets it open
+    # Before any thread starts, Helm's Go runtime's included: a Landlock domain binds the thread
+    # that enters it and the threads started afterwards.
+    confined = confine()
+    _watch_parent(parent)
+    return serve(requests, replies, cpu_seconds, memory_bytes, confined, statm)
 
 
 if __name__ == "__main__":

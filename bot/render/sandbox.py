@@ -93,6 +93,18 @@ def _child_env() -> dict[str, str]:
     }
 
 
+_partial_said = threading.Event()
+
+
+def _note_confinement(confinement: Mapping[str, Any]) -> None:
+    """Once per process: a render process the kernel could not fully confine (no Landlock, no
+    seccomp) still renders, behind the checks made before the sandbox; the log says so."""
+    missing = confinement.get("missing") or []
+    if missing and not _partial_said.is_set():
+        _partial_said.set()
+        log.warning("render processes are only partly confined: %s", "; ".join(map(str, missing)))
+
+
 class RenderProcess:
     """One render process and its two pipes. Used by one thread at a time (the pool sees to it)."""
 
@@ -125,7 +137,8 @@ class RenderProcess:
     def render(self, request: bytes) -> dict[str, Any]:
         """Raises RenderFailure for a chart error, _Stopped when the process is gone."""
         if not self._ready:
-            self._receive(time.monotonic() + STARTUP_SECONDS, starting=True)
+            ready = json.loads(self._receive(time.monotonic() + STARTUP_SECONDS, starting=True))
+            _note_confinement(ready.get("confinement") or {})
             self._ready = True
         mark = os.fstat(self._log.fileno()).st_size
         deadline = time.monotonic() + self.limits.wall_seconds

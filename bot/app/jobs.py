@@ -183,16 +183,18 @@ class Worker:
         started = time.perf_counter()
         repo = job.repo
         git = self._sync(client, repo, [pr.head_sha, pr.base_sha])
+        linked: list[GitRepo] = []
         try:
             open_prs = client.open_pulls()
-            links = installation_resolver(self.github, self.mirrors, repo.installation_id)
+            links = installation_resolver(self.github, self.mirrors, repo.installation_id, linked)
             published = review_pull(client, git, pr, open_prs, self.renderer, self.cache, links)
             log.info("review published: %s", published.conclusion)
             if not job.reason.startswith(RECHECK):  # a re-check never sets off more re-checks
                 self._recheck_rivals(git, job, pr, open_prs)
             self._refresh_board(client, git, pr.base_ref, open_prs)
         finally:
-            git.close()
+            for opened in (git, *linked):
+                opened.close()
         if self.metrics is not None:
             self.metrics.review_finished(published.conclusion, time.perf_counter() - started)
 
@@ -322,4 +324,7 @@ def make_worker(settings: Settings, github: GitHubApp, metrics: Metrics | None) 
     queue = HueyJobQueue.from_settings(settings)
     worker = Worker(settings, github, queue, queue.store, metrics)
     queue.handler = waiting_for_space(worker.run, settings.disk_full_retry)
+    close = getattr(worker.renderer, "close", None)
+    if close is not None:
+        queue.on_close.append(close)  # its render processes go with the process's queue
     return queue

@@ -22,23 +22,32 @@ from bot.engine.config import LinksConfig
 from bot.engine.context import LinkedRepo, RepoResolver
 from bot.engine.links import NOT_READABLE, bounded, link_key
 from bot.git.mirror import MirrorError, Mirrors, MirrorTooLarge
+from bot.git.repo import GitRepo
 
 log = logging.getLogger(__name__)
 
 
-def installation_resolver(github: GitHubApp, mirrors: Mirrors, installation_id: int) -> LinkOpener:
+def installation_resolver(
+    github: GitHubApp, mirrors: Mirrors, installation_id: int, opened: list[GitRepo]
+) -> LinkOpener:
     """For the reviews of installation `installation_id`'s PRs: per review, a resolver that opens
-    each allowed repository once, on first use, and at most `links.max_repositories` of them."""
+    each allowed repository once, on first use, and at most `links.max_repositories` of them.
+    Each repository opened is added to `opened`, for the caller to close after the review."""
 
     def for_review(home_private: bool, config: LinksConfig) -> RepoResolver:
         home = Visibility(home_private, installation_id)
-        return bounded(lambda name: _open(github, mirrors, name, home, config), config)
+        return bounded(lambda name: _open(github, mirrors, name, home, config, opened), config)
 
     return for_review
 
 
 def _open(
-    github: GitHubApp, mirrors: Mirrors, name: str, home: Visibility, config: LinksConfig
+    github: GitHubApp,
+    mirrors: Mirrors,
+    name: str,
+    home: Visibility,
+    config: LinksConfig,
+    opened: list[GitRepo],
 ) -> LinkedRepo:
     assert home.installation_id is not None
     client = github.repo(name, home.installation_id)
@@ -48,7 +57,7 @@ def _open(
     if reason is not None or found is None:
         log.info("not reading %s for this repository", name)
         return LinkedRepo(name, reason=reason or NOT_READABLE.format(name=name))
-    return _read(github, mirrors, client, name, found[0], home.installation_id)
+    return _read(github, mirrors, client, name, found[0], home.installation_id, opened)
 
 
 def _look_up(
@@ -72,12 +81,14 @@ def _read(
     name: str,
     info: RepoInfo,
     installation_id: int,
+    opened: list[GitRepo],
 ) -> LinkedRepo:
     """A repository the rule lets this review read: its mirror, develop branch and open PRs."""
     try:
         mirrors.check_linked_size(name, info.size_kb * 1024)  # before fetching any of it
         token = github.installation_token(installation_id)
         git = mirrors.sync_linked(link_key(name), info.clone_url, token)
+        opened.append(git)  # its cat-file process lives until the review is done
         branch = integration_branch_of(git, info.default_branch)
         if branch is None:
             why = f"not checked: {name} has no develop or {info.default_branch} branch"

@@ -120,7 +120,14 @@ class HueyJobQueue:
         self.huey = huey
         self.store = store
         self.handler = handler
+        # What the handler holds that outlives a job (render processes): released by close().
+        self.on_close: list[Callable[[], None]] = []
         self._task = huey.task(name=TASK)(self._execute)
+
+    def close(self) -> None:
+        for release in self.on_close:
+            release()
+        self.on_close.clear()
 
     @classmethod
     def from_settings(cls, settings: Settings, handler: Handler | None = None) -> HueyJobQueue:

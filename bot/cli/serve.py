@@ -54,6 +54,7 @@ class AppProcess:
         if self.consumer is not None and self.reaper is not None:
             self.reaper.stop()
             self.consumer.stop(graceful=True)
+        self.queue.close()
 
 
 def github_app(settings: Settings) -> GitHubApp:
@@ -117,4 +118,5 @@ def worker() -> int:
         consumer.run()
     finally:
         reaper.stop()
+        queue.close()
     return 0

@@ -3,6 +3,7 @@ real mirror of a real git repository, results published through PyGithub to the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -389,3 +390,17 @@ def test_a_queued_job_cannot_choose_where_the_token_is_sent(
     assert _conclusions(github, scenario.head)["chart-review/qos"] == "failure"  # the real repo
     configs = [c.read_text() for c in (tmp_path / "data").rglob("config") if c.is_file()]
     assert configs and not any(str(decoy.path) in text for text in configs)
+
+
+def test_stopping_the_app_leaves_no_render_process(
+    github: FakeGitHub, scenario: Scenario, tmp_path: Path
+) -> None:
+    with running_app(app_settings(github, tmp_path / "data")) as running:
+        _open(running, scenario)
+        wait_for(lambda: _reviewed(github, scenario.head), what="the review published")
+        (release,) = running.process.queue.on_close
+        pids = release.__self__.pids()  # type: ignore[attr-defined]  # the worker's render pool
+        assert pids
+    for pid in pids:  # closed with the App, not left for the interpreter's exit
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -216,6 +216,12 @@ def add_app(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument(
+        "--fd",
+        type=int,
+        metavar="N",
+        help="serve on this already-bound listening socket instead (socket activation)",
+    )
+    p.add_argument(
         "--no-worker",
         action="store_true",
         help="only receive webhooks; `chart-review worker` processes run the jobs",
@@ -229,7 +235,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # Imported here: the App's stack (FastAPI, PyGithub, huey) is not needed to review locally.
     from bot.cli.serve import serve
 
-    return serve(args.host, args.port, with_worker=not args.no_worker)
+    return serve(args.host, args.port, with_worker=not args.no_worker, fd=args.fd)
 
 
 def run_worker(args: argparse.Namespace) -> int:

@@ -87,13 +87,15 @@ def build(settings: Settings, with_worker: bool = True) -> AppProcess:
     return AppProcess(app, queue, consumer, reaper)
 
 
-def serve(host: str, port: int, with_worker: bool) -> int:
+def serve(host: str, port: int, with_worker: bool, fd: int | None = None) -> int:
+    """`fd`: a listening socket already bound (socket activation), in place of host and port."""
     settings = Settings.from_env()
     configure_logging(settings.log_level)
     process = build(settings, with_worker)
     process.start()
+    where: dict[str, object] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     try:
-        uvicorn.run(process.app, host=host, port=port, **server_options())
+        uvicorn.run(process.app, **where, **server_options())  # type: ignore[arg-type]
     finally:
         process.stop()
     return 0

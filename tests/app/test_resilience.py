@@ -11,13 +11,19 @@ from pathlib import Path
 from tests.support.app_harness import (
     app_settings,
     comment_event,
-    free_port,
     pull_request_event,
     running_app,
     wait_for,
 )
 from tests.support.app_scenario import REPO, RUNS, Scenario
-from tests.support.cluster import Cluster, app_env, healthy, json_lines, process
+from tests.support.cluster import (
+    Cluster,
+    app_env,
+    healthy,
+    json_lines,
+    listening_socket,
+    process,
+)
 from tests.support.fakegithub import FakeGitHub
 
 
@@ -37,12 +43,14 @@ def test_a_review_killed_with_its_process_runs_after_the_restart(
     env = app_env(github, tmp_path / "data")
     logs = tmp_path / "logs"
     logs.mkdir()
-    port = free_port()
-    serve = ("serve", "--port", str(port))  # one machine: receiver and worker in one process
+    listener = listening_socket()  # the same address across the restart
+    fds = (listener.fileno(),)
+    serve = ("serve", "--fd", str(listener.fileno()))  # one machine: receiver and worker in one
     payload = pull_request_event("opened", REPO, scenario.clone_url, 1, scenario.head)
     with ExitStack() as stack:
-        first = stack.enter_context(process(*serve, env=env, log=logs / "first.log"))
-        running = Cluster(f"http://127.0.0.1:{port}", env, logs, stack)
+        stack.callback(listener.close)
+        first = stack.enter_context(process(*serve, env=env, log=logs / "first.log", pass_fds=fds))
+        running = Cluster(f"http://127.0.0.1:{listener.getsockname()[1]}", env, logs, stack)
         wait_for(lambda: healthy(running.url), timeout=30)
         assert running.deliver("pull_request", payload, "kill-1").status_code == 202
         wait_for(
@@ -53,7 +61,7 @@ def test_a_review_killed_with_its_process_runs_after_the_restart(
         first.wait()
         assert not _reviewed(github, scenario.head)
 
-        stack.enter_context(process(*serve, env=env, log=logs / "second.log"))
+        stack.enter_context(process(*serve, env=env, log=logs / "second.log", pass_fds=fds))
         wait_for(
             lambda: _reviewed(github, scenario.head), timeout=90, what="the review after restart"
         )

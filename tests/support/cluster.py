@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.app_harness import SECRET, free_port, sign, wait_for
+from tests.support.app_harness import SECRET, sign, wait_for
 from tests.support.fakegithub import FakeGitHub
 
 
@@ -35,11 +36,17 @@ def app_env(github: FakeGitHub, data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def process(*args: str, env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def process(
+    *args: str, env: dict[str, str], log: Path, pass_fds: tuple[int, ...] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
     """`chart-review ARGS` with its output in `log`; interrupted (graceful stop) on the way out."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", *args], env=env, stdout=out, stderr=out
+            [sys.executable, "-m", "bot.cli", *args],
+            env=env,
+            stdout=out,
+            stderr=out,
+            pass_fds=pass_fds,
         )
         try:
             yield proc
@@ -95,15 +102,27 @@ class Cluster:
         ]
 
 
+def listening_socket() -> socket.socket:
+    """A loopback socket bound and listening, for `serve --fd`: a port probed free and bound later
+    by serve could be taken in between, by another test run's serve, which would then receive this
+    run's deliveries. Close it when done; a serve restarted on it keeps the same address."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    return listener
+
+
 @contextmanager
 def cluster(env: dict[str, str], logs: Path, workers: int) -> Iterator[Cluster]:
     """`serve --no-worker` and `workers` worker processes sharing the queue named by `env`."""
     logs.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+    listener = listening_socket()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     with ExitStack() as stack:
-        serve = ("serve", "--port", str(port), "--no-worker")
-        stack.enter_context(process(*serve, env=env, log=logs / "serve.log"))
+        stack.callback(listener.close)
+        serve = ("serve", "--fd", str(listener.fileno()), "--no-worker")
+        fds = (listener.fileno(),)
+        stack.enter_context(process(*serve, env=env, log=logs / "serve.log", pass_fds=fds))
         wait_for(lambda: healthy(url), timeout=30, what="serve to answer /healthz")
         running = Cluster(url, env, logs, stack)
         for _ in range(workers):

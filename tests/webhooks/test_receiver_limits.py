@@ -23,8 +23,8 @@ import pytest
 
 from bot.app.queue import HueyJobQueue
 from bot.app.settings import MAX_BODY_BYTES, Settings
-from tests.support.app_harness import SECRET, example, free_port, sign, wait_for
-from tests.support.cluster import healthy, process
+from tests.support.app_harness import SECRET, example, sign, wait_for
+from tests.support.cluster import healthy, listening_socket, process
 from tests.support.servers import serve_app
 from webhooks.app import create_app
 from webhooks.limits import BODIES_IN_FLIGHT, BODY_TIMEOUT
@@ -64,8 +64,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "GITHUB_PRIVATE_KEY": "not used by a receiver without a worker",
         "LOG_LEVEL": "WARNING",
     }
-    port = free_port()
-    with process("serve", "--port", str(port), "--no-worker", env=env, log=root / "serve.log") as p:
+    listener = listening_socket()
+    port = listener.getsockname()[1]
+    serve = ("serve", "--fd", str(listener.fileno()), "--no-worker")
+    fds = (listener.fileno(),)
+    with listener, process(*serve, env=env, log=root / "serve.log", pass_fds=fds) as p:
         url = f"http://127.0.0.1:{port}"
         wait_for(lambda: healthy(url) or p.poll() is not None, timeout=30, what="serve to start")
         assert p.poll() is None, (root / "serve.log").read_text()

@@ -76,12 +76,16 @@ def review_while_pinging(
 def test_a_values_bomb_is_a_finding_and_the_receiver_keeps_answering(
     app: RunningApp, github: FakeGitHub, scenario: Scenario
 ) -> None:
+    # The first review also starts the render processes (Helm loads in each): not a usual one.
+    review_while_pinging(app, github, scenario, "x: 0\n", "chart-review/qos")
     _, usual = review_while_pinging(app, github, scenario, "x: 1\n", "chart-review/qos")
     render, bombed = review_while_pinging(app, github, scenario, laughs(), "chart-review/render")
     assert render.conclusion == "failure"
     assert f"{VALUES} line 7: not valid YAML: its aliases expand" in (render.summary or "")
     # Expanded, the bomb held the GIL for 26 s; refused, it costs the receiver nothing beyond what
-    # any review in the same process does (workers in their own processes cost it nothing).
-    assert bombed < max(0.05, 2 * usual), (
+    # any warm review in the same process does (~45 ms at p99 on a quiet machine here; workers in
+    # their own processes, as `serve --no-worker` runs, cost it nothing).
+    # Bounded generously against the same process's own noise: an expansion costs seconds.
+    assert bombed < max(0.1, 3 * usual), (
         f"receiver p99 {bombed * 1000:.0f} ms during the bomb, {usual * 1000:.0f} ms usually"
     )

@@ -1,8 +1,10 @@
-"""Keys with an expiry, shared by every process of one installation of the bot: delivery ids already
-seen, per-PR locks, heads already reviewed. SQLite under DATA_DIR on one machine, Redis for many.
+"""Keys with an expiry, shared by every process of one installation of the bot: delivery ids and
+bodies already seen, per-PR locks, heads already reviewed, crash counts, version claims. SQLite
+under DATA_DIR on one machine, Redis for many.
 
-Only three operations are needed, and each is atomic in both backends, so a delivery or a lock is
-claimed by exactly one process however many race for it.
+`claim` (set if absent) and `release` are atomic in both backends, so a delivery or a lock is
+claimed by exactly one process however many race for it; `put`, `get`, `exists` and `scan` read
+and refresh what was claimed.
 """
 
 from __future__ import annotations

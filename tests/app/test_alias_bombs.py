@@ -26,6 +26,7 @@ from tests.support.fakegithub import FakeGitHub
 from tests.support.fakegithub.state import CheckRun
 
 PINGS = 40
+STALL = 2.0  # seconds: far above any scheduling delay, far below what an expansion costs
 VALUES = "client/ci/equal-values.yaml"
 
 
@@ -48,9 +49,9 @@ def ping(app: RunningApp, stop: threading.Event, out: list[float]) -> None:
 
 def review_while_pinging(
     app: RunningApp, github: FakeGitHub, s: Scenario, values: str, run: str
-) -> tuple[CheckRun, float]:
+) -> tuple[CheckRun, list[float]]:
     """Push `values` to PR #1, and ping the receiver until `run` is completed: the run, and the
-    receiver's 99th-percentile latency meanwhile."""
+    receiver's latencies meanwhile."""
     head = s.git.checkout("wait-for-mysql").write(VALUES, values).commit("values").sha()
     s.git.pull_ref(1, "wait-for-mysql").checkout("develop")
     github.update_pull(github.state.pulls[(REPO, 1)], head_sha=head)
@@ -70,22 +71,18 @@ def review_while_pinging(
     pinger.join(timeout=60)
     found = completed()
     assert found is not None
-    return found, statistics.quantiles(latencies, n=100)[98]
+    return found, latencies
 
 
 def test_a_values_bomb_is_a_finding_and_the_receiver_keeps_answering(
     app: RunningApp, github: FakeGitHub, scenario: Scenario
 ) -> None:
-    # The first review also starts the render processes (Helm loads in each): not a usual one.
-    review_while_pinging(app, github, scenario, "x: 0\n", "chart-review/qos")
-    _, usual = review_while_pinging(app, github, scenario, "x: 1\n", "chart-review/qos")
-    render, bombed = review_while_pinging(app, github, scenario, laughs(), "chart-review/render")
+    render, latencies = review_while_pinging(app, github, scenario, laughs(), "chart-review/render")
     assert render.conclusion == "failure"
     assert f"{VALUES} line 7: not valid YAML: its aliases expand" in (render.summary or "")
-    # Expanded, the bomb held the GIL for 26 s; refused, it costs the receiver nothing beyond what
-    # any warm review in the same process does (~45 ms at p99 on a quiet machine here; workers in
-    # their own processes, as `serve --no-worker` runs, cost it nothing).
-    # Bounded generously against the same process's own noise: an expansion costs seconds.
-    assert bombed < max(0.1, 3 * usual), (
-        f"receiver p99 {bombed * 1000:.0f} ms during the bomb, {usual * 1000:.0f} ms usually"
-    )
+    # Expanded, the bomb held the GIL for 26 s, and every ping waited for it. Refused, no ping
+    # waits for more than what the machine's own load costs (the receiver's p99 during this
+    # review, measured quietly: 34-58 ms, the same as during any warm review in the process;
+    # a bound on that here would only measure the other tests running beside it).
+    p99 = statistics.quantiles(latencies, n=100)[98]
+    assert max(latencies) < STALL, f"a ping waited {max(latencies):.1f} s (p99 {p99 * 1000:.0f} ms)"

@@ -33,10 +33,10 @@ def laughs(levels: int = 9, key: str = "l") -> str:
 def test_a_billion_laughs_is_refused_at_once_naming_the_line() -> None:
     text = laughs()
     assert len(text) < 600
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: what the bomb costs, whatever else the machine runs
     with pytest.raises(AliasBudgetError) as refused:
         load(text)
-    assert time.perf_counter() - started < 0.1
+    assert time.process_time() - started < 0.1
     assert refused.value.problem_mark is not None and refused.value.problem_mark.line == 6
     assert f"more than {EXPANSION_LIMIT:,} nodes" in refused.value.problem
 
@@ -73,9 +73,9 @@ def bomb_repo(tmp_path: Path, path: str, text: str) -> GitBuilder:
 def review_within_a_second(g: GitBuilder) -> list[tuple[str, str | None, str]]:
     engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time, renders included: the review's own cost
     report = engine.review(ReviewInput(base="develop", head="pr")).report
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 100 * 1024  # the bomb never expanded
     found = report.findings_for("render")

@@ -14,6 +14,7 @@ from bot.engine.report import NOT_REVIEWED, Finding, Severity
 NAME = "render"
 # Addresses and temp paths differ between two renders of the same broken template.
 _VOLATILE_RE = re.compile(r"/tmp/[^\s:)]+|0x[0-9a-f]+")
+PREEXISTING_RULES = frozenset({"fails-both"})
 
 
 def _same(a: RenderError, b: RenderError) -> bool:
@@ -134,6 +135,19 @@ def _unvalidated(r: ChartRenders) -> list[Finding]:
 def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:
     base = r.base[profile].error if profile in r.base else None
     head = r.head[profile].error if profile in r.head else None
+    if head is not None and base is None and profile not in r.base:
+        like = _as_at_base(r, head)
+        if like is not None:
+            return _finding(
+                r.path,
+                profile,
+                Severity.NOTICE,
+                "fails-both",
+                f"{r.path} fails to render on profile {profile}, as at base",
+                f"profile {profile} (a profile this PR adds) fails as profile {like} already did "
+                f"at base, so not this PR's doing: {_where(head)}: {head.message}",
+                head,
+            )
     if head is not None and base is None:
         why = "where the base rendered" if profile in r.base else "(a profile this PR adds)"
         return _finding(
@@ -181,6 +195,15 @@ def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:
     return None
 
 
+def _as_at_base(r: ChartRenders, head: RenderError) -> str | None:
+    """The base profile that failed exactly as `head` does (a dependency missing from the chart,
+    a broken helper), if any: a profile the PR adds cannot be blamed for what fails everywhere."""
+    for name, rendered in sorted(r.base.items()):
+        if rendered.error is not None and _same(rendered.error, head):
+            return name
+    return None
+
+
 def merge_profiles(findings: list[Finding]) -> list[Finding]:
     """The same failure on several profiles is one finding that names them all."""
     groups: dict[tuple[object, ...], list[Finding]] = {}
@@ -204,7 +227,7 @@ def merge_profiles(findings: list[Finding]) -> list[Finding]:
                 message=first.message.replace(
                     f"profile {first.profile}:", f"profiles {listed}:", 1
                 ),
-                data={"profiles": names},
+                data={**first.data, "profiles": names},
             )
         )
     return out
@@ -219,6 +242,8 @@ def _finding(
     message: str,
     err: RenderError | None,
 ) -> Finding:
+    # A failure the base has too is not the PR's: marked so the report can fold it.
+    preexisting = {"preexisting": True} if rule in PREEXISTING_RULES else {}
     return Finding(
         check=NAME,
         severity=severity,
@@ -230,6 +255,7 @@ def _finding(
         message=message,
         path=err.template if err is not None else None,
         line=err.line if err is not None else None,
+        data=preexisting,
     )
 
 

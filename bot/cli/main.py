@@ -14,7 +14,9 @@ from typing import NoReturn
 from bot import __version__
 from bot.app.settings import render_limits
 from bot.cli import qos as qos_cli
+from bot.cli import replay as replay_cli
 from bot.cli import versions as versions_cli
+from bot.cli.cache_dir import open_cache
 from bot.cli.errors import UsageError
 from bot.cli.links import local_resolver, parse_link
 from bot.cli.open_prs import (
@@ -159,20 +161,6 @@ def develop_commit(repo: GitRepo, requested: str | None, base: str) -> str | Non
     return found.sha if found else None
 
 
-def open_cache(directory: str) -> RenderCache:
-    """The on-disk render cache of --cache-dir, which must be a directory this process can write."""
-    path = Path(directory)
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"--cache-dir {directory}: not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--cache-dir {directory}: {exc.strerror or exc}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise UsageError(f"--cache-dir {directory}: not writable")
-    return RenderCache(path)
-
-
 def read_pr_body(source: str | None) -> str:
     if source is None:
         return ""
@@ -251,6 +239,7 @@ def build_parser() -> Parser:
     add_review(sub)
     qos_cli.add_parser(sub)
     versions_cli.add_parser(sub)
+    replay_cli.add_parser(sub)
     add_demo(sub)
     add_app(sub)
     return parser

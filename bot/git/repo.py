@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from bot.errors import ChartReviewError
 from bot.git.diff import DIFF_FORMAT, parse_diff
+from bot.git.history import LOG_FORMAT, LogEntry, parse_first_parent_log
 from bot.git.objects import ChangedFile, Commit
 from bot.lru import BoundedCache
 
@@ -172,6 +173,16 @@ class GitRepo:
         """The subjects of `rev`'s first-parent history, newest first, at most `max_count`."""
         out = self._out("log", "--first-parent", f"--max-count={max_count}", "--format=%s", rev)
         return tuple(out.splitlines())
+
+    def first_parent_log(
+        self, rev: str, since: int | None = None, max_count: int | None = None
+    ) -> list[LogEntry]:
+        """`rev`'s first-parent history, newest first, each commit with the paths it changed
+        against its first parent (a merge's too), in one `git log`."""
+        args = ["log", "--first-parent", "--diff-merges=first-parent", "--name-only", "-z"]
+        args += [f"--since=@{since}"] if since is not None else []
+        args += [f"--max-count={max_count}"] if max_count is not None else []
+        return parse_first_parent_log(self._run(*args, LOG_FORMAT, "--end-of-options", rev).stdout)
 
     def default_branch(self) -> str | None:
         """The remote's default branch (`origin/HEAD`), else the repository's HEAD branch."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.app.publish import NEUTRAL, check_run_outputs, summary_comment
 from bot.engine.markdown import to_markdown
-from bot.engine.report import Report
+from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
@@ -18,6 +18,11 @@ from tests.support.gitbuilder import GitBuilder
 
 LIBRARY = "apiVersion: v2\nname: common\nversion: 1.0.0\ntype: library\n"
 HELPER = '{{- define "common.name" -}}{{ .Chart.Name }}{{- end -}}\n'
+CHART_WITH_DEPENDENCY = (
+    "apiVersion: v2\nname: app\nversion: 1.0.0\n"
+    "dependencies:\n  - name: redis-ha\n    version: 4.38.0\n"
+    "    repository: https://charts.example.test\n"
+)
 USER = (
     "apiVersion: v2\nname: web\nversion: 1.0.0\n"
     "dependencies:\n  - name: common\n    version: 1.0.0\n    repository: file://../common\n"
@@ -70,3 +75,19 @@ def test_a_chart_failing_everywhere_alike_is_not_a_pass(tmp_path: Path) -> None:
     assert outputs["chart-review/qos"].title == "no findings; not reviewed: app"
     comment = summary_comment(report, REGISTRY.sections())
     assert "## ⚠️ chart-review:" in comment and "✅" not in comment
+
+
+def test_a_new_profile_failing_as_the_base_failed_is_not_the_prs_doing(tmp_path: Path) -> None:
+    """Found on a real repository: a PR adds a `ci/vpa-values.yaml` profile to a chart whose
+    dependency is fetched at release, so every profile fails at base and head alike. The new
+    profile fails exactly as the old ones did: a notice, not a failure."""
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.write("app/Chart.yaml", CHART_WITH_DEPENDENCY).commit("app with a dependency")
+    g.branch("pr").write("app/ci/vpa-values.yaml", "{}\n").commit("vpa profile")
+    report = review(g)
+    render = {(f.rule, f.profile): f for f in report.findings if f.check == "render"}
+    assert render[("fails-both", "vpa")].severity is Severity.NOTICE
+    assert "as profile burst already did at base" in render[("fails-both", "vpa")].message
+    assert not report.failed

@@ -1,0 +1,154 @@
+"""`chart-review replay`: what the bot would have said on each change merged into a branch.
+
+Each change is reviewed as the PR it was (bot/git/history.py says how a commit maps to one), with
+the branch as it stood just before the change merged as its integration branch, so a version
+"taken meanwhile" means taken before this change merged, as its reviewers would have seen it. The
+PRs open at the time are not known, so no version race with them is looked for. One engine and one
+render cache serve every change: a chart tree and values already rendered are not rendered again."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from bot.app.settings import render_limits
+from bot.cli.cache_dir import open_cache
+from bot.cli.errors import UsageError
+from bot.cli.replay_report import (
+    VERDICT_ICON,
+    ReplayRow,
+    replay_json,
+    replay_markdown,
+    summarize,
+)
+from bot.cli.report_writer import write_output
+from bot.engine.chart.files import all_chart_dirs
+from bot.engine.chart.selection import owning_chart
+from bot.engine.context import PullRequestInfo
+from bot.engine.review import Engine, ReviewInput
+from bot.errors import ChartReviewError
+from bot.git.history import MergedChange, chart_dirs_named, merged_changes
+from bot.git.repo import GitRepo
+from bot.render.cache import RenderCache
+from bot.render.factory import make_renderer
+from checks import REGISTRY
+
+log = logging.getLogger(__name__)
+DEFAULT_LAST = 50
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "replay", help="review each change merged into a branch, as the PR it was"
+    )
+    p.add_argument("--repo", default=".", help="a git repository, bare or not (default: .)")
+    p.add_argument("--branch", help="the branch to replay (default: the default branch)")
+    span = p.add_mutually_exclusive_group()
+    span.add_argument(
+        "--last",
+        type=int,
+        metavar="N",
+        help=f"the last N changes that touch a chart (default: {DEFAULT_LAST})",
+    )
+    span.add_argument(
+        "--since", metavar="DATE", help="every change merged since DATE (YYYY-MM-DD, UTC)"
+    )
+    p.add_argument(
+        "--chart",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="only the changes to this chart directory (repeatable)",
+    )
+    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument("--output", metavar="FILE", help="write the replay here instead of stdout")
+    p.add_argument("--cache-dir", metavar="DIR", help="keep renders here between runs")
+    p.set_defaults(func=run)
+
+
+def since_timestamp(text: str) -> int:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--since {text}: not a date (YYYY-MM-DD)") from None
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+def changes_to_replay(repo: GitRepo, args: argparse.Namespace, branch: str) -> list[MergedChange]:
+    if args.last is not None and args.last < 1:
+        raise UsageError(f"--last {args.last}: must be at least 1")
+    since = since_timestamp(args.since) if args.since else None
+    tip = repo.resolve(branch)
+    if tip is None:
+        raise UsageError(f"--branch {branch}: not a branch or commit in {repo.path}")
+    entries = repo.first_parent_log(tip, since=since)
+    wanted = [c.strip("/") or "." for c in args.chart]
+    dirs = wanted or sorted(set(all_chart_dirs(repo.tree(tip).paths())) | chart_dirs_named(entries))
+
+    def touches(paths: Sequence[str]) -> bool:
+        return any(owning_chart(p, dirs) is not None for p in paths)
+
+    last = args.last if args.last is not None else None if since else DEFAULT_LAST
+    return list(merged_changes(entries, repo.refs("refs/pull/*/head"), touches, last))
+
+
+def review_change(engine: Engine, change: MergedChange, charts: tuple[str, ...]) -> ReplayRow:
+    started = time.perf_counter()
+    inp = ReviewInput(
+        base=change.base,
+        head=change.head,
+        develop=change.base,
+        charts=charts,
+        pr=PullRequestInfo(title=change.subject),
+    )
+    try:
+        report = engine.review(inp).report
+    except ChartReviewError as exc:
+        return ReplayRow(change, time.perf_counter() - started, error=str(exc))
+    except Exception as exc:  # noqa: BLE001 - a bug on one change must not cost the others
+        log.exception("replay of %s failed", change.commit)
+        why = f"internal error: {type(exc).__name__}: {exc}"
+        return ReplayRow(change, time.perf_counter() - started, error=why)
+    return ReplayRow(change, time.perf_counter() - started, report=report)
+
+
+def progress(done: int, total: int, row: ReplayRow) -> None:
+    pr = f" #{row.change.number}" if row.change.number else ""
+    line = (
+        f"replay [{done}/{total}] {row.change.commit[:12]}{pr} "
+        f"{VERDICT_ICON[row.verdict]} {row.verdict} {row.seconds:.2f} s"
+    )
+    if sys.stderr.isatty():
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\r\x1b[2K{line}{end}")
+    else:
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = GitRepo(args.repo)
+    branch = args.branch or repo.default_branch() or "HEAD"
+    changes = changes_to_replay(repo, args, branch)
+    cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
+    engine = Engine(repo, make_renderer(args.renderer, render_limits()), REGISTRY, cache)
+    charts = tuple(c.strip("/") or "." for c in args.chart)
+    started = time.perf_counter()
+    rows: list[ReplayRow] = []
+    skipped = 0
+    for change in changes:
+        row = review_change(engine, change, charts)
+        if row.report is not None and not row.report.charts:
+            skipped += 1  # a path of a chart's, but no chart there to review (ct excludes it)
+            continue
+        rows.append(row)
+        progress(len(rows) + skipped, len(changes), row)
+    summary = summarize(rows, skipped, time.perf_counter() - started)
+    render = replay_json if args.format == "json" else replay_markdown
+    write_output(render(rows, summary, str(repo.path), branch), args.output)
+    return 0

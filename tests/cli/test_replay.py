@@ -1,0 +1,118 @@
+"""`chart-review replay` on real repositories: each merged change reviewed as the PR it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_cli import cli
+from tests.support.charts import EQUAL_VALUES, chart_files
+from tests.support.gitbuilder import GitBuilder
+
+# The `equal` profile's pod loses its cpu limit: Guaranteed → Burstable.
+CPU_UNLIMITED = EQUAL_VALUES.replace("  limits:\n    cpu: 100m\n", "  limits:\n")
+
+
+@pytest.fixture
+def g(tmp_path: Path) -> GitBuilder:
+    """develop, oldest first: the chart at 1.0.0; PR 2 squash-merged, bumping to 1.0.1 and
+    downgrading the `equal` profile; a docs commit; PR 3 merged by a merge commit, bumping to 1.0.2
+    with a new note."""
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.commit("app 1.0.0")
+    for path, text in chart_files(version="1.0.1").items():
+        g.write(path, text)
+    g.write("app/ci/equal-values.yaml", CPU_UNLIMITED).commit("Let the equal profile burst (#2)")
+    g.write("docs/index.md", "# Docs\n").commit("docs")
+    g.branch("notes").write("app/Chart.yaml", chart_files(version="1.0.2")["app/Chart.yaml"])
+    g.write("app/templates/NOTES.txt", "thanks\n").commit("notes").checkout("develop")
+    return g.merge("notes", "Merge pull request #3 from someone/notes")
+
+
+def replay(g: GitBuilder, *args: str) -> tuple[dict[str, Any], str]:
+    proc = cli("replay", "--repo", str(g.path), "--format", "json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_each_change_to_a_chart_is_reviewed_newest_first(g: GitBuilder) -> None:
+    out, _ = replay(g)
+    assert out["schema"] == 1
+    rows = out["changes"]
+    assert [(r["pr"], r["kind"]) for r in rows] == [(3, "merge"), (2, "squash")]
+    assert rows[0]["head"] == g.sha("notes")
+    assert rows[0]["base"] == g.sha("develop^1")
+    assert [r["verdict"] for r in rows] == ["pass", "failure"]
+    downgrade = [f for f in rows[1]["report"]["findings"] if f["severity"] == "failure"]
+    assert [(f["check"], f["rule"], f["profile"]) for f in downgrade] == [
+        ("qos", "downgrade", "equal")
+    ]
+    assert out["summary"]["reviewed"] == 2
+    assert out["summary"]["failures"] == {"qos/downgrade": 1}
+    assert out["summary"]["errors"] == []
+
+
+def test_progress_is_a_line_per_change_on_stderr(g: GitBuilder) -> None:
+    _, err = replay(g)
+    lines = [line for line in err.splitlines() if line.startswith("replay [")]
+    assert len(lines) == 2
+    assert lines[0].startswith("replay [1/2]") and "#3" in lines[0] and "pass" in lines[0]
+    assert lines[1].startswith("replay [2/2]") and "failure" in lines[1]
+
+
+def test_markdown_has_a_row_per_change_and_a_summary(g: GitBuilder) -> None:
+    proc = cli("replay", "--repo", str(g.path))
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "2 changes merged into develop" in text
+    row = next(line for line in text.splitlines() if "#2 " in line)
+    assert "❌ failure" in row and "qos/downgrade" in row
+    assert "- Changes reviewed: 2" in text
+    assert "- Failures: 1 — qos/downgrade 1" in text
+    assert "- Tool errors: 0" in text
+
+
+def test_last_and_since_bound_the_history(g: GitBuilder) -> None:
+    out, _ = replay(g, "--last", "1")
+    assert [r["pr"] for r in out["changes"]] == [3]
+    out, _ = replay(g, "--since", "2999-01-01")
+    assert out["changes"] == []
+    assert out["summary"]["reviewed"] == 0
+
+
+def test_chart_limits_the_changes_to_that_chart(g: GitBuilder) -> None:
+    g.write("other/Chart.yaml", chart_files(path="other", name="other")["other/Chart.yaml"])
+    g.commit("add other")
+    out, _ = replay(g, "--chart", "other")
+    assert [r["subject"] for r in out["changes"]] == ["add other"]
+    assert [c["path"] for c in out["changes"][0]["report"]["charts"]] == ["other"]
+
+
+def test_the_render_cache_is_shared_across_changes(g: GitBuilder, tmp_path: Path) -> None:
+    """Three chart trees, two profiles: six renders, though two changes ask for eight."""
+    cache = tmp_path / "cache"
+    replay(g, "--cache-dir", str(cache))
+    assert len([p for p in cache.rglob("*") if p.is_file()]) == 6
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--since", "yesterday"), "--since yesterday: not a date"),
+        (("--last", "0"), "--last 0: must be at least 1"),
+        (("--branch", "nope"), "--branch nope: not a branch"),
+        (("--last", "1", "--since", "2020-01-01"), "not allowed with argument"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(
+    g: GitBuilder, args: tuple[str, ...], message: str
+) -> None:
+    proc = cli("replay", "--repo", str(g.path), *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr

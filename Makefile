@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench load clean
+.PHONY: demo test lint bench load corpus clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench: $(VENV)/.installed
 load: $(VENV)/.installed-test
 	$(BIN)/python bench/webhook_load.py
 	$(BIN)/python bench/workers_bench.py
+
+# The real-world corpus (bench/corpus/): needs CORPUS_DIR holding clones of bench/corpus/repos.yaml.
+corpus: $(VENV)/.installed
+	$(BIN)/python bench/corpus/run.py
 
 clean:
 	rm -rf $(VENV) data

@@ -12,11 +12,12 @@ into the render threads, cost ~30% more CPU there and saved no wall time."""
 from __future__ import annotations
 
 from bot.engine.check import Registry
-from checks import render, uid, version
+from checks import render, version
 from checks.headings import check as headings
 from checks.probes import check as probes
 from checks.qos import check as qos
 from checks.selectors import check as selectors
+from checks.uid import check as uid
 
 REGISTRY = Registry(
     (

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.engine.manifests import (
+    ROLE_CONTAINER,
+    ROLE_INIT,
     Container,
     Document,
     PodContainer,
@@ -18,6 +20,7 @@ from bot.engine.manifests import (
 )
 
 __all__ = [
+    "LIST_KEYS",
     "Container",
     "PodContainer",
     "Workload",
@@ -28,6 +31,9 @@ __all__ = [
 ]
 
 Docs = tuple[Document, ...]
+
+# The pod spec key each container role is listed under (the engine reads the same two lists).
+LIST_KEYS = {ROLE_INIT: "initContainers", ROLE_CONTAINER: "containers"}
 
 
 def render_workloads(docs: Docs) -> tuple[Workload, ...]:

@@ -294,7 +294,9 @@ def _shown(value: object) -> str:
 def _line(tree: Tree, doc: Document, container: Container, *patterns: str) -> int | None:
     """The first of `patterns` found in the container's block, else its name, else its kind."""
     source = tree.text(doc.template)
-    return container_line(source, container.name, *patterns) or kind_line(source, doc.kind)
+    return container_line(source, container.name, *patterns, role=container.role) or kind_line(
+        source, doc.kind
+    )
 
 
 def _locator(tree: Tree, doc: Document, container: Container, pattern: str) -> partial[int | None]:

@@ -68,11 +68,13 @@ def files(profiles: dict[str, str] = PROFILES, **parts: str) -> dict[str, str]:
     return chart({"web.yaml": deployment(**parts), "scc.yaml": SCC}, profiles)
 
 
-def message(who: str, uid: int, why: str) -> str:
+def message(who: str, uid: int, why: str, refusals: str = "") -> str:
     return (
-        f"{WEB}: {who} sets runAsUser: {uid}, but the profile {why}, so the platform assigns UIDs "
-        "(OpenShift's restricted SCC) and rejects a pinned one: the pod fails admission and stays "
-        "Pending. Drop runAsUser; runAsNonRoot: true is allowed."
+        f"{WEB}: {who} sets runAsUser: {uid}, but the profile {why}, so the platform assigns UIDs: "
+        f"service account default/default may use no SCC that admits UID {uid}{refusals}, so "
+        "OpenShift's restricted-v2 SCC applies and rejects a pinned UID: the pod fails admission "
+        "and stays Pending. Drop runAsUser (runAsNonRoot: true is allowed), or grant the service "
+        "account an SCC that admits it."
     )
 
 
@@ -98,6 +100,7 @@ def test_a_container_pinning_runasuser_on_a_marked_profile_fails(tmp_path: Path)
                 "preexisting": False,
                 "run_as_user": 1000,
                 "reason": WHY_MARKED,
+                "scc": "restricted-v2",
             },
         )
     ]
@@ -134,6 +137,9 @@ def test_a_rendered_scc_marks_the_profile_and_an_init_container_uid_fails(tmp_pa
         line_of(head, template("web.yaml"), "runAsUser: 0"),
     )
     assert found.data["reason"] == "renders a SecurityContextConstraints"
+    why = "renders a SecurityContextConstraints"
+    refusals = " (SCC release-scc is not granted to it)"
+    assert found.message == "profile oc: " + message("init container migrate", 0, why, refusals)
 
 
 def test_unmarked_profiles_may_pin_a_uid(tmp_path: Path) -> None:
@@ -184,3 +190,51 @@ def test_chart_defaults_enabling_openshift_count_unless_the_profile_turns_it_off
         "oc",
         "sets `openshift: true` in its values",
     )
+
+
+IMAGE_FIRST = """\
+    {{- if .Values.enabled }}
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: web
+    spec:
+      selector:
+        matchLabels:
+          app: web
+      template:
+        metadata:
+          labels:
+            app: web
+        spec:
+          containers:
+            - image: example/web:1
+              env:
+%(env)s
+              name: web
+              securityContext:
+                runAsNonRoot: true
+                %(web)s
+    {{- end }}
+    """
+# Indented under `env:` once the template is dedented: a hundred lines of the container's fields.
+ENV = "".join(
+    f'                - name: SETTING_{n}\n                  value: "{n}"\n' for n in range(50)
+)
+
+
+def test_a_pin_in_an_item_opening_with_image_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    """The workload's own `name: web` (line 5) is not the container: the runAsUser line is."""
+
+    def image_first(web: str) -> dict[str, str]:
+        text = IMAGE_FIRST % {"env": ENV.rstrip("\n"), "web": web}
+        return chart({"web.yaml": text}, {"oc": "enabled: true\n"})
+
+    head = image_first("runAsUser: 1000")
+    (found,) = review_pr(tmp_path, image_first(""), head, "uid", MARKED)
+    assert (found.subject, found.data["container"], found.line) == (
+        "Deployment/default/web",
+        "web",
+        121,
+    )
+    assert line_of(head, template("web.yaml"), "runAsUser: 1000") == 121

@@ -1,0 +1,228 @@
+"""`make corpus`: replay the public chart repositories of repos.yaml and hold every failure and
+warning the bot posts against the triaged verdicts of verdicts.yaml.
+
+It fails on a failure or warning that has no verdict (triage it: is it true, in the chart's source?),
+on a verdict `false` that still fires (a false finding the bot must not post), and on any tool
+error. A measurement, not a test: the clones are not on a fresh machine. Usage:
+
+    CORPUS_DIR=~/corpus python bench/corpus/run.py [--only OWNER/NAME] [--missing FILE]
+
+`--missing FILE` writes a verdict skeleton for each untriaged finding, to fill in and append."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+JOBS = 2  # repositories replayed at once; each review already renders in its own processes
+
+
+@dataclass(frozen=True)
+class Fired:
+    """One failure or warning the replay posted."""
+
+    repo: str
+    commit: str
+    check: str
+    rule: str
+    chart: str | None
+    severity: str
+    title: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    repo: str
+    commits: tuple[str, ...]  # prefixes of replayed changes' commits
+    check: str
+    rule: str
+    chart: str | None
+    true: bool
+    why: str
+
+    def matches(self, f: Fired) -> bool:
+        return (
+            (self.repo, self.check, self.rule) == (f.repo, f.check, f.rule)
+            and (self.chart is None or self.chart == f.chart)
+            and any(f.commit.startswith(c) for c in self.commits)
+        )
+
+
+def load_verdicts(path: Path) -> list[Verdict]:
+    entries = (yaml.safe_load(path.read_text()) or {}).get("verdicts") or []
+    out = []
+    for i, e in enumerate(entries, 1):
+        missing = [k for k in ("repo", "commit", "check", "rule", "verdict", "why") if k not in e]
+        if missing or not isinstance(e["verdict"], bool):
+            sys.exit(f"{path}: verdict {i}: needs {', '.join(missing) or 'verdict: true|false'}")
+        commits = e["commit"] if isinstance(e["commit"], list) else [e["commit"]]
+        out.append(
+            Verdict(
+                e["repo"],
+                tuple(str(c) for c in commits),
+                e["check"],
+                e["rule"],
+                e.get("chart"),
+                e["verdict"],
+                e["why"],
+            )
+        )
+    return out
+
+
+def clone_of(corpus: Path, repo: str) -> Path:
+    owner, name = repo.split("/")
+    for candidate in (f"{owner}+{name}/repo", f"{owner}+{name}", f"{owner}/{name}", name):
+        if (corpus / candidate).is_dir():
+            return corpus / candidate
+    sys.exit(f"{repo}: no clone in {corpus} (git clone --bare https://github.com/{repo})")
+
+
+def replay(entry: dict[str, Any], clone: Path, out: Path) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bot.cli", "replay", "--repo", str(clone)]
+    command += ["--branch", entry["tip"], "--last", str(entry["last"]), "--format", "json"]
+    command += ["--output", str(out)]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        return {"failed": tail[0]}
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def fired(repo: str, result: dict[str, Any]) -> Iterator[Fired]:
+    for change in result["changes"]:
+        for f in (change["report"] or {}).get("findings", []):
+            if f["severity"] in ("failure", "warning"):
+                yield Fired(
+                    repo,
+                    change["commit"],
+                    f["check"],
+                    f["rule"],
+                    f["chart"],
+                    f["severity"],
+                    f["title"],
+                    f["message"],
+                )
+
+
+def skeleton(findings: Iterable[Fired]) -> str:
+    entries = [
+        {
+            "repo": f.repo,
+            "commit": f.commit[:12],
+            "check": f.check,
+            "rule": f.rule,
+            "chart": f.chart,
+            "verdict": None,
+            "why": f"TODO ({f.severity}) {f.title} :: {f.message[:300]}",
+        }
+        for f in findings
+    ]
+    return yaml.safe_dump({"verdicts": entries}, sort_keys=False, width=100, allow_unicode=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", metavar="OWNER/NAME", help="replay this repository only")
+    parser.add_argument("--missing", metavar="FILE", help="write untriaged findings' skeletons here")
+    args = parser.parse_args()
+    corpus = os.environ.get("CORPUS_DIR")
+    if not corpus:
+        sys.exit("set CORPUS_DIR to the directory holding the clones (see bench/corpus/repos.yaml)")
+    listed = yaml.safe_load((HERE / "repos.yaml").read_text())["repositories"]
+    entries = [e for e in listed if args.only in (None, e["repo"])]
+    verdicts = load_verdicts(HERE / "verdicts.yaml")
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(JOBS) as pool:
+        jobs = {
+            e["repo"]: pool.submit(
+                replay, e, clone_of(Path(corpus), e["repo"]), Path(tmp) / f"{i}.json"
+            )
+            for i, e in enumerate(entries)
+        }
+        results = {repo: job.result() for repo, job in jobs.items()}
+    return report(results, verdicts, args.missing)
+
+
+def report(
+    results: dict[str, dict[str, Any]], verdicts: list[Verdict], missing: str | None
+) -> int:
+    errors = [f"{repo}: {r['failed']}" for repo, r in results.items() if "failed" in r]
+    done = {repo: r for repo, r in results.items() if "failed" not in r}
+    changes = [c for r in done.values() for c in r["changes"]]
+    errors += [
+        f"{repo}: {c['commit'][:12]}: {c['error']}"
+        for repo, r in done.items()
+        for c in r["changes"]
+        if c["verdict"] == "error"
+    ]
+    findings = [f for repo, r in done.items() for f in fired(repo, r)]
+    judged = {f: next((v for v in verdicts if v.matches(f)), None) for f in findings}
+    untriaged = [f for f, v in judged.items() if v is None]
+    false = [f for f, v in judged.items() if v is not None and not v.true]
+    used = {id(v) for v in judged.values() if v is not None}
+    stale = [v for v in verdicts if id(v) not in used and v.repo in done]
+    print_figures(done, changes, judged, errors)
+    for f in untriaged:
+        print(f"UNTRIAGED {f.repo} {f.commit[:12]} {f.check}/{f.rule} {f.chart}: {f.title}")
+    for f in false:
+        print(f"FALSE, STILL FIRES {f.repo} {f.commit[:12]} {f.check}/{f.rule}: {f.title}")
+    for v in stale:
+        state = "fixed (no longer fires)" if not v.true else "no longer fires (a true finding lost?)"
+        print(f"STALE VERDICT {v.repo} {','.join(v.commits)} {v.check}/{v.rule}: {state}")
+    for e in errors:
+        print(f"TOOL ERROR {e}")
+    if missing and untriaged:
+        Path(missing).write_text(skeleton(untriaged))
+    return 1 if untriaged or false or errors else 0
+
+
+def print_figures(
+    done: dict[str, dict[str, Any]],
+    changes: list[dict[str, Any]],
+    judged: dict[Fired, Verdict | None],
+    errors: list[str],
+) -> None:
+    def count(severity: str, true: bool | None) -> int:
+        return sum(
+            1
+            for f, v in judged.items()
+            if f.severity == severity and (v.true if v is not None else None) is true
+        )
+
+    reviewed = sum(r["summary"]["reviewed"] for r in done.values())
+    not_reviewed = sum(1 for c in changes if c["verdict"] == "not-reviewed")
+    seconds = [c["seconds"] for c in changes]
+    false_warnings = count("warning", False)
+    print(f"repositories: {len(done)}; changes reviewed: {reviewed}")
+    for repo, r in done.items():
+        s = r["summary"]
+        print(f"  {repo}: {s['reviewed']} changes, {s['seconds']['total']:.1f} s")
+    print(f"failures: {count('failure', True)} true, {count('failure', False)} false, "
+          f"{count('failure', None)} untriaged")
+    print(f"warnings: {count('warning', True)} true, {false_warnings} false "
+          f"({100 * false_warnings / max(reviewed, 1):.1f}% of reviewed changes), "
+          f"{count('warning', None)} untriaged")
+    print(f"changes with a chart not reviewed: {not_reviewed}")
+    print(f"tool errors: {len(errors)}")
+    if seconds:
+        print(f"time: {sum(seconds):.1f} s reviewing, median {statistics.median(seconds):.2f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,12 +15,16 @@ from bot.engine.markdown import (
     Section,
     charts_line,
     compared_line,
+    fold_headline,
+    folded,
     not_reviewed_note,
+    section_body,
     section_markdown,
+    split_new,
     summary_line,
 )
 from bot.engine.markdown_safe import code, inline, prose
-from bot.engine.report import Finding, Report, Severity, headline, icon
+from bot.engine.report import Finding, Report, Severity, icon
 
 CHECK_RUN_PREFIX = "chart-review/"
 MAX_OUTPUT_CHARS = 65535  # output.summary and output.text, each (checks/create)
@@ -36,6 +40,7 @@ LEFT_OUT_NOTE = (
 KEY_FAILURES_PER_CHECK = 3
 KEY_FAILURE_CHARS = 100
 ELLIPSIS = "…"
+NO_FINDINGS = "No findings"
 
 SUCCESS, NEUTRAL, FAILURE = "success", "neutral", "failure"
 
@@ -172,7 +177,7 @@ def annotation(f: Finding) -> Annotation | None:
     )
 
 
-def _details(findings: Sequence[Finding]) -> str:
+def _blocks(findings: Sequence[Finding]) -> str:
     """Each finding's whole message; the section's table flattens them into one cell."""
     blocks = []
     for f in findings:
@@ -183,6 +188,13 @@ def _details(findings: Sequence[Finding]) -> str:
     return "\n\n".join(blocks)
 
 
+def _details(findings: Sequence[Finding], count: int) -> str:
+    """The PR's findings whole, then the `count` already at base folded under one line."""
+    new, old = split_new(findings)
+    parts = [_blocks(new), folded(count, _blocks(old)) if old else ""]
+    return "\n\n".join(p for p in parts if p)
+
+
 def _output(section: Section, report: Report) -> CheckRunOutput:
     findings = report.findings_for(section.name)
     notes = (annotation(f) for f in findings)
@@ -190,14 +202,15 @@ def _output(section: Section, report: Report) -> CheckRunOutput:
     # A chart nothing could be checked on makes every family's silence partial: never a pass.
     if verdict == SUCCESS and report.not_reviewed:
         verdict = NEUTRAL
+    old = sum(f.preexisting for f in findings)
     return CheckRunOutput(
         name=run_name(section.name),
         conclusion=verdict,
-        title=headline(findings) + not_reviewed_note(report),
+        title=fold_headline(findings) + not_reviewed_note(report),
         summary=fit_findings(
             lambda shown: section_markdown(section, report, shown), findings, MAX_OUTPUT_CHARS
         ),
-        text=fit_findings(_details, findings, MAX_OUTPUT_CHARS),
+        text=fit_findings(lambda shown: _details(shown, old), findings, MAX_OUTPUT_CHARS),
         annotations=tuple(n for n in notes if n is not None),
     )
 
@@ -227,13 +240,17 @@ def failed_output(name: str, reason: str) -> CheckRunOutput:
     )
 
 
-def _check_line(section: Section, report: Report) -> str:
-    findings = report.findings_for(section.name)
+def _mark(findings: Sequence[Finding], report: Report) -> str:
     worst = min((f.severity for f in findings), key=lambda s: s.rank, default=None)
     if worst not in (Severity.FAILURE, Severity.WARNING) and report.not_reviewed:
         worst = Severity.WARNING
-    mark = icon(worst) if worst in (Severity.FAILURE, Severity.WARNING) else "✅"
-    line = f"- {mark} {section.title} (`{run_name(section.name)}`): {headline(findings)}"
+    return icon(worst) if worst in (Severity.FAILURE, Severity.WARNING) else "✅"
+
+
+def _check_line(section: Section, report: Report) -> str:
+    findings = report.findings_for(section.name)
+    mark = _mark(findings, report)
+    line = f"- {mark} {section.title} (`{run_name(section.name)}`): {fold_headline(findings)}"
     failures = [f.title for f in findings if f.severity is Severity.FAILURE]
     if failures:
         clipped = (_clip(t, KEY_FAILURE_CHARS) for t in failures[:KEY_FAILURES_PER_CHECK])
@@ -250,10 +267,26 @@ def summary_comment(report: Report, sections: Sequence[Section]) -> str:
         compared_line(report),
         charts_line(report),
     ]
-    checks = [_check_line(s, report) for s in _families(report, sections)]
+    checks = [_check_line(s, report) for s in _families(report, sections) if not _silent(s, report)]
+    checks.append(_silent_line(report, sections))
     footer = "Details and annotations are in each `chart-review/…` check run."
-    text = "\n\n".join([*head, "\n".join(checks), footer]) + "\n"
+    text = "\n\n".join([*head, "\n".join(c for c in checks if c), footer]) + "\n"
     return fit(text, MAX_COMMENT_CHARS)
+
+
+def _silent(section: Section, report: Report) -> bool:
+    """A check with nothing to say (no finding, no section body): no line of its own. Its check
+    run still exists, since branch protection may require it."""
+    return not report.findings_for(section.name) and not section_body(section, report).strip()
+
+
+def _silent_line(report: Report, sections: Sequence[Section]) -> str:
+    """All the checks with nothing to say in one line, each with its run's name."""
+    quiet = [s for s in _families(report, sections) if _silent(s, report)]
+    if not quiet:
+        return ""
+    names = ", ".join(f"{s.title} (`{run_name(s.name)}`)" for s in quiet)
+    return f"- {_mark([], report)} {NO_FINDINGS}: {names}"
 
 
 def inline_body(f: Finding) -> str:

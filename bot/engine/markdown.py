@@ -11,6 +11,13 @@ from bot.engine.report import Finding, Report, headline, icon
 
 SectionFn = Callable[[Sequence[Finding], Mapping[str, Mapping[str, Any]]], str]
 
+FOLDED = "{count} already at base, unchanged"
+# GitHub renders markdown inside <details> only after a blank line that ends the HTML block.
+DETAILS = "<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+AT_BASE = "{count} already at base"
+NO_NEW = "no new findings"
+SILENT = "No findings: {checks}."
+
 
 @dataclass(frozen=True)
 class Section:
@@ -34,9 +41,40 @@ def findings_table(findings: Sequence[Finding]) -> str:
     return "\n".join(rows)
 
 
+def folded_table(findings: Sequence[Finding]) -> str:
+    """The rows of findings already at base: their titles and where, no icon (all are notices) and
+    no message (the check run's text and the JSON hold it), so the fold stays short."""
+    rows = ["| chart | profile | finding | where |", "| --- | --- | --- | --- |"]
+    for f in findings:
+        where = cell_code(f"{f.path}:{f.line}" if f.line else f.path) if f.path else ""
+        rows.append(
+            f"| {cell(f.chart or '')} | {cell(f.profile or '')} | {cell(f.title)} | {where} |"
+        )
+    return "\n".join(rows)
+
+
+def split_new(findings: Sequence[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(the PR's findings, those already at base), each in the order given."""
+    return [f for f in findings if not f.preexisting], [f for f in findings if f.preexisting]
+
+
+def folded(count: int, body: str) -> str:
+    """`count` findings already at base as one line, their `body` collapsed under it."""
+    return DETAILS.format(summary=FOLDED.format(count=count), body=body)
+
+
+def fold_headline(findings: Sequence[Finding]) -> str:
+    """The counts of the PR's findings by severity, then how many were already at base: `1 failure;
+    8 already at base`. Without any of those, exactly `headline`."""
+    new, old = split_new(findings)
+    if not old:
+        return headline(findings)
+    return f"{headline(new) if new else NO_NEW}; {AT_BASE.format(count=len(old))}"
+
+
 def summary_line(report: Report) -> str:
     verdict = "❌" if report.failed else "⚠️" if report.not_reviewed else "✅"
-    return f"{verdict} chart-review: {headline(report.findings)}{not_reviewed_note(report)}"
+    return f"{verdict} chart-review: {fold_headline(report.findings)}{not_reviewed_note(report)}"
 
 
 def not_reviewed_note(report: Report) -> str:
@@ -74,15 +112,42 @@ def section_markdown(
 ) -> str:
     """The check's heading, counting all its findings, over a body of `shown` (by default all):
     a check run whose summary would pass GitHub's limit shows the first findings only."""
-    findings = report.findings_for(section.name)
-    shown = findings if shown is None else shown
-    data = {c.path: c.to_json() for c in report.charts}
-    head = f"### {section.title}: {headline(findings)}"
-    if section.body is not None:
-        body = section.body(shown, data)
-    else:
-        body = findings_table(shown) if shown else ""
+    return _with_heading(section, report, section_body(section, report, shown))
+
+
+def _with_heading(section: Section, report: Report, body: str) -> str:
+    head = f"### {section.title}: {fold_headline(report.findings_for(section.name))}"
     return f"{head}\n\n{body}".rstrip()
+
+
+def section_body(section: Section, report: Report, shown: Sequence[Finding] | None = None) -> str:
+    """The check's own body (its table, or the section function's) for the PR's findings, then
+    the findings already at base, folded: one line, their rows collapsed under it."""
+    findings = report.findings_for(section.name)
+    new, old = split_new(findings if shown is None else shown)
+    if section.body is not None:
+        body = section.body(new, {c.path: c.to_json() for c in report.charts})
+    else:
+        body = findings_table(new) if new else ""
+    if old:
+        count = sum(f.preexisting for f in findings)
+        body = "\n\n".join(p for p in (body, folded(count, folded_table(old))) if p)
+    return body
+
+
+def ran(sections: Sequence[Section], report: Report) -> list[Section]:
+    """The sections of the checks the review ran and that have something to show (all such, for
+    a report that does not say what ran)."""
+    return [
+        s
+        for s in sections
+        if (not report.checks_run or s.name in report.checks_run) and s.shown(report)
+    ]
+
+
+def silent_line(titles: Sequence[str]) -> str:
+    """One line for every check with nothing to say, instead of a section each."""
+    return SILENT.format(checks=", ".join(titles)) if titles else ""
 
 
 def to_markdown(report: Report, sections: Sequence[Section]) -> str:
@@ -90,5 +155,13 @@ def to_markdown(report: Report, sections: Sequence[Section]) -> str:
         f"## {summary_line(report)}",
         f"{compared_line(report)} {charts_line(report)}",
     ]
-    parts += [section_markdown(s, report) for s in sections if s.shown(report)]
-    return "\n\n".join(parts) + "\n"
+    quiet = []
+    for section in ran(sections, report):
+        body = section_body(section, report)
+        # Nothing found and no body of its own (QoS says "no pod changed" even then): no section.
+        if not report.findings_for(section.name) and not body.strip():
+            quiet.append(inline(section.title))
+        else:
+            parts.append(_with_heading(section, report, body))
+    parts.append(silent_line(quiet))
+    return "\n\n".join(p for p in parts if p) + "\n"

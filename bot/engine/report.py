@@ -49,6 +49,12 @@ class Finding:
     line: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def preexisting(self) -> bool:
+        """Present at base and head alike (`data["preexisting"]`, set by the check): not the PR's
+        doing, so a notice whatever the config, and folded in the markdown."""
+        return bool(self.data.get("preexisting"))
+
     def with_severity(self, severity: Severity) -> Finding:
         return replace(self, severity=severity)
 

@@ -12,6 +12,7 @@ from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from checks.qos.classes import Cause, QoSClass
 from checks.qos.compare import Change, ChangeKind, PodView
+from checks.qos.fix import fix_data, fix_sentence, restoring_fixes
 from checks.qos.pod import ROLE_POD, BadQuantity
 from checks.qos.quota import QuotaGap
 
@@ -103,6 +104,11 @@ def _changed(change: Change, profile: str, chart: str, head: Tree) -> Finding:
         title = TITLE_CHANGE.format(key=new.key, **fmt)
         message = MSG_CHANGE.format(key=new.key, why=why, **fmt)
     data = _data(old, new, causes)
+    restores, fixes = restoring_fixes(old, new) if rule == DOWNGRADE else (None, ())
+    if restores is not None and fixes:
+        fix = fix_data(restores, fixes)
+        data["fix"] = fix
+        message = f"{message} {fix_sentence(fix, message)}"
     return _finding(rule, title, message, chart, profile, new, locate(head, new, causes), data)
 
 
@@ -160,7 +166,12 @@ def bad_quantity_finding(
         subject=view.key,
         path=where.path,
         line=where.line,
-        data={"container": bad.container, "field": bad.field, "value": bad.value},
+        data={
+            "container": bad.container,
+            "field": bad.field,
+            "value": bad.value,
+            "preexisting": known,
+        },
     )
 
 
@@ -192,7 +203,13 @@ def quota_finding(
         subject=view.key,
         path=where.path,
         line=where.line,
-        data={"container": first.container, "fields": fields, "new": new, "quotas": quotas},
+        data={
+            "container": first.container,
+            "fields": fields,
+            "new": new,
+            "quotas": quotas,
+            "preexisting": not new,
+        },
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.engine.markdown_safe import cell, inline, prose
 from bot.engine.report import CRASHED, Finding, icon
+from checks.qos.fix import fix_sentence
 
 TABLE_HEAD = "| profile | workload | base | head | why |\n| --- | --- | --- | --- | --- |"
 NO_CHANGES = "No pod changed QoS class."
@@ -50,6 +51,8 @@ def _row(finding: Finding) -> str:
         workload = f"{data['renamed_from']} → {workload}"
     causes = data.get("causes") or []
     why = "; ".join(str(c.get("text", "")) for c in causes) or finding.rule
+    if data.get("fix"):  # what to write, beside why: the table is where a reviewer reads a change
+        why = f"{why}. {fix_sentence(data['fix'], why)}"
     cells = [
         finding.profile or "",
         workload,

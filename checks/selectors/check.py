@@ -18,6 +18,7 @@ from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import key_pattern, kind_line, nested_line
+from checks.selectors.intended import intended
 from checks.selectors.labels import Pod, PodIndex, Selector, describe, hints, selected
 from checks.selectors.objects import Read, render_reads
 from checks.selectors.scripts import ANY, POD, ScriptSelector
@@ -38,7 +39,7 @@ SCOPE_OWN = "its own pod template"
 TITLE_SCRIPT = "{subject}: `kubectl -l {selector}` in {where} selects nothing"
 MSG_SCRIPT = (
     "{subject}: the kubectl selector `{selector}` in {where} matches no {noun} rendered in "
-    "{scope}: {hints}. The command would act on nothing."
+    "{scope}: {hints}{intended}. The command would act on nothing."
 )
 TITLE_NOT_READY = "{subject}: now publishes pods that are not Ready"
 MSG_NOT_READY = (
@@ -151,6 +152,7 @@ def _script(
         "any namespace" if found.all_namespaces else f"namespace {found.namespace or doc.namespace}"
     )
     found_hints = hints(found.selector, targets, noun)
+    meant = intended(found.selector, targets, (doc.kind, doc.name, doc.namespace))
     fmt = {"subject": doc.key, "selector": found.text, "where": where}
     return Issue(
         rule=SCRIPT,
@@ -159,18 +161,35 @@ def _script(
         detail=f"{found.text} in {scope}",
         title=TITLE_SCRIPT.format(**fmt),
         message=MSG_SCRIPT.format(
-            noun=noun, scope=scope, hints="; ".join(found_hints) or f"no {noun} at all", **fmt
+            noun=noun,
+            scope=scope,
+            hints="; ".join(found_hints) or f"no {noun} at all",
+            intended=f"; {meant.sentence()}" if meant else "",
+            **fmt,
         ),
         path=doc.template,
         locate=partial(_script_line, tree, doc, found.text),
-        data={"selector": found.text, "kinds": sorted(found.kinds), "hints": found_hints},
+        data={
+            "selector": found.text,
+            "kinds": sorted(found.kinds),
+            "hints": found_hints,
+            "intended": meant.to_json() if meant else None,
+        },
     )
 
 
 def _script_line(tree: Tree, doc: Document, selector: str) -> int | None:
+    """The head template's line where the selector is written: after its flag, else anywhere (an
+    argv list, `["-l", "app=x"]`), else the first kubectl line with a selector flag (the selector
+    comes from a value), else the object's kind."""
     source = tree.text(doc.template)
-    line = find_line(source, rf"(-l|--selector)[= ]*[\"']?{re.escape(selector)}") or find_line(
-        source, r"kubectl.*(\s-l|--selector)", key_pattern("command"), key_pattern("args")
+    written = re.escape(selector)
+    line = (
+        find_line(source, rf"(-l|--selector)[= ]*[\"']?{written}(?![\w./-])")
+        or find_line(source, rf"(?<![\w./-]){written}(?![\w./-])")
+        or find_line(
+            source, r"kubectl.*(\s-l|--selector)", key_pattern("command"), key_pattern("args")
+        )
     )
     return line or kind_line(source, doc.kind)
 

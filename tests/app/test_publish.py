@@ -191,7 +191,7 @@ def test_summary_comment_lists_every_check_with_its_headline() -> None:
         "- ❌ QoS (`chart-review/qos`): 5 failures — pod 0 drops; pod 1 drops; pod 2 drops; "
         "and 2 more\n"
         "- ⚠️ Chart version (`chart-review/version`): 1 warning\n"
-        "- ✅ Headings (`chart-review/headings`): no findings\n\n"
+        "- ✅ No findings: Headings (`chart-review/headings`)\n\n"
         "Details and annotations are in each `chart-review/…` check run.\n"
     )
 
@@ -246,3 +246,42 @@ def test_inline_comments_dedupe_within_the_report_and_against_posted() -> None:
     posted = [(c.path, c.line, c.body) for c in first[:1]]
     assert inline_comments(rep, CHANGED, already=posted) == first[1:]
     assert inline_comments(rep, CHANGED, already=[(c.path, c.line, c.body) for c in first]) == []
+
+
+def test_findings_already_at_base_are_folded_in_the_comment_and_the_check_run() -> None:
+    at_base = [
+        finding("version", Severity.NOTICE, f"old {n}", data={"preexisting": True})
+        for n in range(8)
+    ]
+    rep = report(finding(), *at_base)
+    comment = summary_comment(rep, SECTIONS)
+    assert "## ❌ chart-review: 1 failure; 8 already at base\n" in comment
+    assert "- ✅ Chart version (`chart-review/version`): no new findings; 8 already at base\n" in (
+        comment
+    )
+    assert "old 0" not in comment  # a count, not the rows
+    version = outputs(rep)["chart-review/version"]
+    assert (version.conclusion, version.title) == ("success", "no new findings; 8 already at base")
+    assert version.summary.startswith(
+        "### Chart version: no new findings; 8 already at base\n\n"
+        "<details><summary>8 already at base, unchanged</summary>\n\n| chart | profile |"
+    )
+    assert version.text.startswith(
+        "<details><summary>8 already at base, unchanged</summary>\n\n#### ℹ️ old 0"
+    )
+    assert version.text.endswith("the limits went away\n\n</details>")
+
+
+def test_a_family_with_nothing_to_say_keeps_its_check_run_but_shares_one_comment_line() -> None:
+    rep = report(finding())
+    assert [o.name for o in check_run_outputs(rep, SECTIONS)] == [
+        "chart-review/qos",
+        "chart-review/version",
+        "chart-review/headings",
+    ]
+    lines = [line for line in summary_comment(rep, SECTIONS).splitlines() if line.startswith("- ")]
+    assert lines == [
+        "- ❌ QoS (`chart-review/qos`): 1 failure — QoS drops to BestEffort",
+        "- ✅ No findings: Chart version (`chart-review/version`), Headings "
+        "(`chart-review/headings`)",
+    ]

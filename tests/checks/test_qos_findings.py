@@ -129,7 +129,10 @@ def test_new_malformed_quantity_is_a_failure_naming_container_and_field() -> Non
 
 def test_malformed_quantity_already_at_base_is_a_notice() -> None:
     findings = _run(BAD, BAD)
-    assert [(f.rule, f.severity) for f in findings] == [("bad-quantity", Severity.NOTICE)]
+    assert [(f.rule, f.severity, f.preexisting) for f in findings] == [
+        ("bad-quantity", Severity.NOTICE, True)
+    ]
+    assert not _run(WEB_G, BAD)[0].preexisting
 
 
 def test_quota_without_requests_introduced_by_the_pr_is_a_failure() -> None:
@@ -165,6 +168,7 @@ def test_quota_gap_on_an_init_container_names_every_missing_field() -> None:
         "fields": ["limits.memory", "requests.cpu"],
         "new": ["limits.memory", "requests.cpu"],
         "quotas": ["compute"],
+        "preexisting": False,
     }
 
 
@@ -174,6 +178,7 @@ def test_quota_gap_already_at_base_is_a_notice() -> None:
     assert [(f.severity, f.message.endswith("This was already so at base.")) for f in quota] == [
         (Severity.NOTICE, True)
     ]
+    assert [f.preexisting for f in quota] == [True]  # folded, and a notice whatever the config
 
 
 def test_quota_in_another_namespace_or_scope_does_not_apply() -> None:

@@ -54,6 +54,10 @@ SMALL_INIT = {
     "requests": {"cpu": "10m", "memory": "16Mi"},
     "limits": {"cpu": "10m", "memory": "16Mi"},
 }
+FLOOR_BLOCK = "`resources: {requests: {cpu: 10m, memory: 16Mi}, limits: {cpu: 10m, memory: 16Mi}}`"
+FLOOR_RULE = (
+    "requests == limits on cpu and memory; values: the floor for a container that only waits"
+)
 
 
 def _chart(root: Path, with_init: bool) -> tuple[Path, str]:
@@ -102,7 +106,8 @@ def test_init_container_without_resources_downgrades_the_equalised_profile(
             title=f"{KEY} Guaranteed → Burstable on eks",
             message=(
                 f"profile eks: {KEY} Guaranteed → Burstable: init container wait-for-mysql sets "
-                "no resources (neither requests nor limits on cpu or memory)."
+                "no resources (neither requests nor limits on cpu or memory). To restore "
+                f"Guaranteed: init container wait-for-mysql {FLOOR_BLOCK} ({FLOOR_RULE})."
             ),
             chart=CHART,
             profile="eks",
@@ -126,6 +131,17 @@ def test_init_container_without_resources_downgrades_the_equalised_profile(
                         "(neither requests nor limits on cpu or memory)",
                     }
                 ],
+                "fix": {
+                    "restores": "Guaranteed",
+                    "blocks": [
+                        {
+                            "container": "wait-for-mysql",
+                            "role": "init container",
+                            "resources": SMALL_INIT,
+                            "rule": FLOOR_RULE,
+                        }
+                    ],
+                },
             },
         )
     ]
@@ -159,7 +175,8 @@ def test_section_tables_the_changes_and_counts_the_rest(scenario: dict[str, Any]
         "| profile | workload | base | head | why |\n"
         "| --- | --- | --- | --- | --- |\n"
         f"| eks | {KEY} | Guaranteed | Burstable | ❌ init container wait-for-mysql sets no "
-        "resources (neither requests nor limits on cpu or memory) |\n\n"
+        "resources (neither requests nor limits on cpu or memory). To restore Guaranteed: init "
+        f"container wait-for-mysql {FLOOR_BLOCK} ({FLOOR_RULE}). |\n\n"
         "Unchanged: default 1 pod, eks 0 pods."
     )
 
@@ -237,7 +254,8 @@ def test_cronjob_downgrade_through_its_job_template() -> None:
     )
     assert finding.message == (
         "profile eks: CronJob/tracebloc/app Guaranteed → Burstable: init container wait sets no "
-        "resources (neither requests nor limits on cpu or memory)."
+        "resources (neither requests nor limits on cpu or memory). To restore Guaranteed: init "
+        f"container wait {FLOOR_BLOCK} ({FLOOR_RULE})."
     )
     assert finding.line == 14  # `- name: wait` in the rendered template text
 
@@ -247,7 +265,9 @@ def test_daemonset_burstable_to_best_effort_is_a_downgrade() -> None:
     assert (finding.rule, finding.severity) == ("downgrade", Severity.FAILURE)
     assert finding.message == (
         "profile eks: DaemonSet/tracebloc/app Burstable → BestEffort: container app sets no "
-        "resources (neither requests nor limits on cpu or memory)."
+        "resources (neither requests nor limits on cpu or memory). To restore Burstable: "
+        "container app `resources: {requests: {memory: 16Mi}}` (one request anywhere makes the pod "
+        "Burstable; this is the smallest)."
     )
 
 

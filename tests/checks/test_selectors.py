@@ -226,7 +226,9 @@ def test_a_script_selector_matching_no_pod_warns_naming_their_labels(tmp_path: P
     assert found.message == (
         "profiles aks, eks: ConfigMap/default/restart-script: the kubectl selector "
         "`app=manager,app.kubernetes.io/component=worker` in data key restart.sh matches no pod "
-        "rendered in namespace default: no pod carries app.kubernetes.io/component. The command "
+        "rendered in namespace default: no pod carries app.kubernetes.io/component; it most "
+        "plausibly means the pods of Deployment release-jobs-manager (it meets 1 of the "
+        "selector's 2 requirements), which carry `app: manager`, `tier: backend`. The command "
         "would act on nothing."
     )
 

@@ -192,7 +192,11 @@ def test_demo_prints_a_report_per_pull_request() -> None:
         in out
     )
     assert "no pod carries app.kubernetes.io/name; the budget protects no pod" in out
-    assert "no pod carries app.kubernetes.io/component. The command would act on nothing." in out
+    assert (
+        "no pod carries app.kubernetes.io/component; it most plausibly means the pods of "
+        "Deployment release-jobs-manager (it meets 1 of the selector's 2 requirements), which "
+        "carry `app: jobs-manager`. The command would act on nothing."
+    ) in out
     assert "Service/default/release-mysql now sets publishNotReadyAddresses: true" in out
 
 

@@ -23,6 +23,7 @@ from bot.app.publish import (
 )
 from bot.engine.config import CONFIG_PATH, Config, ConfigError, parse_config
 from bot.engine.context import PullRequestInfo, RepoResolver
+from bot.engine.ct_config import NO_CT, CtConfigError, load_ct_config
 from bot.engine.report import Report
 from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.git.refs import Branch, integration_branch
@@ -54,11 +55,19 @@ def run_names(config: Config | None) -> list[str]:
 
 
 def integration_branch_of(git: GitRepo, default_branch: str) -> Branch | None:
-    """The repository's integration branch, by the config on its default branch."""
+    """The repository's integration branch, by the config (or ct.yaml's target-branch) on its
+    default branch; a malformed ct.yaml is the review's to report, and names no branch here."""
     default_sha = git.resolve(f"refs/heads/{default_branch}")
     config, _ = target_config(git, default_sha) if default_sha else (None, None)
+    try:
+        ct = load_ct_config(git.tree(default_sha)) if default_sha else NO_CT
+    except CtConfigError:
+        ct = NO_CT
     return integration_branch(
-        git, config.develop if config else None, default_branch=default_branch
+        git,
+        config.develop if config else None,
+        default_branch=default_branch,
+        target_refs=ct.target_refs,
     )
 
 

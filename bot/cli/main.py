@@ -28,11 +28,13 @@ from bot.cli.open_prs import (
 from bot.cli.report_writer import ReportWriter
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.context import PullRequestInfo
+from bot.engine.ct_config import load_ct_config
 from bot.engine.publisher import Publisher
 from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitRepo
+from bot.kube.capabilities import parse_api_versions, parse_kube_version
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from checks import REGISTRY
@@ -84,6 +86,20 @@ def add_review(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--release-name", help="release name to render with (default: release)")
     p.add_argument("--namespace", help="namespace to render into (default: default)")
+    p.add_argument(
+        "--kube-version",
+        metavar="V",
+        help="the Kubernetes version to render for, as helm template's (default: the config's "
+        "kube_version, else Helm's own)",
+    )
+    p.add_argument(
+        "--api-versions",
+        action="append",
+        default=[],
+        metavar="LIST",
+        help="API versions .Capabilities.APIVersions has, besides Helm's and the charts' CRDs "
+        "(repeatable, comma-separated; replaces the config's api_versions)",
+    )
     p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown")
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
@@ -140,24 +156,30 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
         profiles=tuple(args.profile),
         release_name=args.release_name,
         namespace=args.namespace,
+        kube_version=(
+            parse_kube_version(args.kube_version, "--kube-version") if args.kube_version else None
+        ),
+        api_versions=parse_api_versions(args.api_versions, "--api-versions"),
     )
 
 
 def develop_commit(repo: GitRepo, requested: str | None, base: str) -> str | None:
     """The integration branch the open PRs are measured against: the one asked for, which must
-    exist, else the one the config at the PR's base names, as the engine decides (bot/git/refs.py)."""
+    exist, else the one the config (or ct.yaml's target-branch) at the PR's base names, as the
+    engine decides (bot/git/refs.py)."""
     if requested:
         sha = repo.resolve(requested)
         if sha is None:
             raise UsageError(f"--develop '{requested}' is not a commit in {repo.path}")
         return sha
     target = repo.resolve(base)
-    config = (
-        parse_config(repo.tree(target).text(CONFIG_PATH), known_checks=REGISTRY.names)
-        if target
-        else None
-    )
-    found = integration_branch(repo, config.develop if config else None)
+    if target is None:
+        found = integration_branch(repo)
+        return found.sha if found else None
+    tree = repo.tree(target)
+    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.names)
+    ct = load_ct_config(tree)
+    found = integration_branch(repo, config.develop, target_refs=ct.target_refs)
     return found.sha if found else None
 
 

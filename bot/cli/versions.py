@@ -9,6 +9,7 @@ from typing import Any
 from bot.cli.errors import UsageError
 from bot.cli.open_prs import add_discovery_arguments, discover_open_prs, discovery_from
 from bot.engine.config import CONFIG_PATH, parse_config
+from bot.engine.ct_config import NO_CT, load_ct_config
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
@@ -69,16 +70,19 @@ def _print_board(repo: GitRepo, args: argparse.Namespace) -> int:
 
 
 def _develop(repo: GitRepo, requested: str | None) -> str:
-    """The branch asked for, else the integration branch that the config of the default branch
-    (the repository's HEAD) names, as bot/git/refs.py decides."""
+    """The branch asked for, else the integration branch that the config (or ct.yaml's
+    target-branch) of the default branch (the repository's HEAD) names, as bot/git/refs.py
+    decides."""
     if requested:
         sha = repo.resolve(requested)
         if sha is None:
             raise UsageError(f"unknown develop ref {requested!r}")
         return sha
     head = repo.resolve(repo.default_branch() or "HEAD")
-    configured = parse_config(repo.tree(head).text(CONFIG_PATH)).develop if head else None
-    found = integration_branch(repo, configured)
+    tree = repo.tree(head) if head else None
+    configured = parse_config(tree.text(CONFIG_PATH)).develop if tree else None
+    ct = load_ct_config(tree) if tree else NO_CT
+    found = integration_branch(repo, configured, target_refs=ct.target_refs)
     if found is None:
         raise UsageError("no develop branch")
     return found.sha

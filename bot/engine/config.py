@@ -15,6 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from bot.engine.yaml.blocks import LOADER
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.errors import ChartReviewError
+from bot.kube.capabilities import (
+    Capabilities,
+    CapabilitiesError,
+    parse_api_versions,
+    parse_kube_version,
+)
 
 CONFIG_PATH = ".github/chart-review.yml"
 # Checks whose options live at the top level of the file rather than under `checks:`.
@@ -101,6 +107,34 @@ class Config(_Strict):
     probes: ProbesConfig = Field(default_factory=ProbesConfig)
     release_board: bool = False
     links: LinksConfig = Field(default_factory=LinksConfig)
+    # What the charts are rendered for, as `helm template --kube-version` and `--api-versions`.
+    kube_version: str | None = Field(default=None, description="`1.29` or `v1.29.0`")
+    api_versions: list[str] = Field(default_factory=list)
+
+    @field_validator("kube_version", mode="before")
+    @classmethod
+    def _kube_version(cls, value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            # YAML reads `1.30` as the number 1.3: the version it meant is lost, so it must be quoted.
+            raise ValueError(f'read as the number {value}: quote the version, as in "1.30"')
+        if not isinstance(value, str):
+            return value  # pydantic says what it expected
+        try:
+            return parse_kube_version(value, "kube_version")
+        except CapabilitiesError as exc:
+            raise ValueError(exc.reason) from None
+
+    @field_validator("api_versions")
+    @classmethod
+    def _api_versions(cls, value: list[str]) -> list[str]:
+        try:
+            return list(parse_api_versions(value, "api_versions"))
+        except CapabilitiesError as exc:
+            raise ValueError(exc.reason) from None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(self.kube_version, tuple(self.api_versions))
 
     def check(self, name: str) -> CheckConfig:
         if name == "version":

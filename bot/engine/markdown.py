@@ -103,6 +103,25 @@ def charts_line(report: Report) -> str:
     return "Charts: " + "; ".join(parts)
 
 
+def rendered_for(report: Report) -> str:
+    """`. Rendered for Kubernetes v1.36.0 (Helm's default).`, after the charts line: what
+    `.Capabilities` held, the same for every chart of a review (bot/render/probe.py says it)."""
+    caps: dict[str, Any] = next(
+        (c.extra["capabilities"] for c in report.charts if c.extra.get("capabilities")), {}
+    )
+    version = caps.get("kube_version")
+    if not version:
+        return ""
+    default = " (Helm's default)" if caps.get("kube_version_default") else ""
+    apis = caps.get("api_versions") or ()
+    extra = (
+        f", with API versions {', '.join(code(a) for a in apis)} besides Helm's and the charts' CRDs"
+        if apis
+        else ""
+    )
+    return f". Rendered for Kubernetes {code(version)}{default}{extra}."
+
+
 def compared_line(report: Report) -> str:
     return f"Compared {code(report.base[:12])} → {code(report.head[:12])}."
 
@@ -153,7 +172,7 @@ def silent_line(titles: Sequence[str]) -> str:
 def to_markdown(report: Report, sections: Sequence[Section]) -> str:
     parts = [
         f"## {summary_line(report)}",
-        f"{compared_line(report)} {charts_line(report)}",
+        f"{compared_line(report)} {charts_line(report)}{rendered_for(report)}",
     ]
     quiet = []
     for section in ran(sections, report):

@@ -23,6 +23,7 @@ from bot.engine.context import (
     RepoResolver,
     no_links,
 )
+from bot.engine.ct_config import NO_CT, CtConfig, load_ct_config
 from bot.engine.report import (
     CRASHED,
     NOT_REVIEWED,
@@ -36,8 +37,10 @@ from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
 from bot.git.repo import GitRepo
+from bot.kube.capabilities import Capabilities
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
+from bot.render.probe import assumed_capabilities
 
 # A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
 # need only what is already known run at once, beside the review's own work.
@@ -64,6 +67,9 @@ class ReviewInput:
     pr: PullRequestInfo = PullRequestInfo()
     links: RepoResolver = no_links
     only_checks: tuple[str, ...] = ()  # () → every enabled check
+    # What to render for (bot/render/capabilities.py, already parsed); each replaces the config's.
+    kube_version: str | None = None
+    api_versions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,7 @@ class _GitFacts:
     develop: str | None
     changes: tuple[ChangedFile, ...]
     commits: Future[tuple[Commit, ...]] | None
+    ct: CtConfig = NO_CT  # the repository's chart-testing policy, at the target
 
 
 @dataclass
@@ -122,13 +129,17 @@ class Engine:
         return sha
 
     def _develop(
-        self, requested: str | None, config: Config, known: dict[str, str | None]
+        self,
+        requested: str | None,
+        config: Config,
+        known: dict[str, str | None],
+        ct: CtConfig = NO_CT,
     ) -> str | None:
         """The integration branch's commit: the one asked for, which must exist, else the one
         bot/git/refs.py names."""
         if requested:
             return self._known(known, requested, "--develop")
-        found = integration_branch(self.repo, config.develop, known)
+        found = integration_branch(self.repo, config.develop, known, target_refs=ct.target_refs)
         return found.sha if found else None
 
     def _git_facts(self, inp: ReviewInput) -> _GitFacts:
@@ -140,6 +151,7 @@ class Engine:
         changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
         listings = [_GIT_POOL.submit(self.repo.listing, head)]  # the charts' files, to render
         config = self.load_config(target)
+        ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
         merge_base = merge_base_f.result() or target
         if merge_base != target:
             listings.append(_GIT_POOL.submit(self.repo.listing, merge_base))
@@ -149,13 +161,13 @@ class Engine:
             if inp.pr.commits
             else _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=250)
         )
-        develop = self._develop(inp.develop, config, known)
+        develop = self._develop(inp.develop, config, known, ct)
         changes = changes_f.result()
         if changes is None:  # no merge base, or several: measured against the one chosen above
             changes = self.repo.changes(merge_base, head)
         for listing in listings:
             listing.result()  # read from the cache from here on, never listed twice
-        return _GitFacts(target, head, merge_base, config, develop, changes, commits)
+        return _GitFacts(target, head, merge_base, config, develop, changes, commits, ct)
 
     def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
         started = time.perf_counter()
@@ -165,9 +177,18 @@ class Engine:
         base_tree, head_tree = self.repo.tree(merge_base), self.repo.tree(head)
         release = inp.release_name or config.release_name or "release"
         namespace = inp.namespace or config.namespace or "default"
+        capabilities = Capabilities(
+            inp.kube_version or config.kube_version,
+            inp.api_versions or tuple(config.api_versions),
+        )
 
         dirs = chart_dirs(
-            base_tree, head_tree, changes, inp.charts or tuple(config.charts or ()), inp.all_charts
+            base_tree,
+            head_tree,
+            changes,
+            inp.charts or tuple(config.charts or ()),
+            inp.all_charts,
+            known.ct,
         )
         t0 = time.perf_counter()
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
@@ -181,6 +202,7 @@ class Engine:
                 self.repo,
                 release,
                 namespace,
+                capabilities,
             )
             for s in sources
         )
@@ -203,7 +225,9 @@ class Engine:
             namespace=namespace,
         )
         findings: list[Finding] = []
-        chart_data: dict[str, dict[str, Any]] = {c.path: {} for c in charts}
+        # Said per chart in the JSON report (its `extra`), which is where a chart's facts go.
+        assumed = assumed_capabilities(capabilities, self.renderer, self.cache).to_json()
+        chart_data: dict[str, dict[str, Any]] = {c.path: {"capabilities": assumed} for c in charts}
         explanations: list[str] = []
         t1 = time.perf_counter()
         for check in self.enabled_checks(config, inp.only_checks):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,15 +31,18 @@ def integration_branch(
     configured: str | None = None,
     known: Mapping[str, str | None] | None = None,
     default_branch: str | None = None,
+    target_refs: Sequence[str] = (),
 ) -> Branch | None:
     """The branch every PR's chart version is compared with: the configured one (`develop:` in the
-    config), else `develop`, else the default branch; the first that exists. `known` holds refs
+    config), else the repository's chart-testing target branch (`target_refs`, the refs that name
+    `target-branch:` of its ct.yaml: the repository's own statement of where PRs go), else
+    `develop`, else the default branch; the first that exists. `known` holds refs
     already resolved (the default branch is only looked up when no named one exists). A branch the
     user names on the command line is the caller's to resolve: asking for one that does not exist
     is an error there, not a fallback here. `default_branch` is the default branch when the caller
     knows it better than the repository's HEAD does (the App asks GitHub)."""
     known = known or {}
-    for ref in (configured, *DEVELOP_CANDIDATES):
+    for ref in (configured, *target_refs, *DEVELOP_CANDIDATES):
         if not ref:
             continue
         sha = known[ref] if ref in known else git.resolve(ref)

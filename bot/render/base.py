@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from bot.errors import ChartReviewError
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 
 # Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
 # another's YAML is parsed; the sandbox keeps one render process per worker.
@@ -51,7 +52,12 @@ class Renderer(Protocol):
     version: str
 
     def render(
-        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
     ) -> dict[str, str]:
         """Render a chart archive (.tgz bytes): template name (`<chart>/templates/x.yaml`) → text.
         Raises RenderFailure."""
@@ -104,15 +110,32 @@ def dependency_failure(archive: bytes, names: list[str]) -> RenderFailure:
     )
 
 
+def kube_version_failure(archive: bytes, constraint: str, kube_version: str) -> RenderFailure:
+    """Helm's refusal of a chart whose `kubeVersion` excludes the version rendered for, in its words."""
+    return RenderFailure(
+        f"chart requires kubeVersion: {constraint} which is incompatible with Kubernetes "
+        f"{kube_version}",
+        f"{ARCHIVE_ROOT}/Chart.yaml",
+        _chart_yaml_line(archive, re.compile(r"^[\"']?kubeVersion[\"']?\s*:")),
+    )
+
+
 def _declaration_line(archive: bytes, name: str) -> int | None:
-    """The line of `name: <dependency>` in the archive's Chart.yaml (only read on this error path)."""
+    """The line of `name: <dependency>` in the archive's Chart.yaml."""
+    return _chart_yaml_line(
+        archive, re.compile(rf"^\s*-?\s*name:\s*[\"']?{re.escape(name)}[\"']?\s*$")
+    )
+
+
+def _chart_yaml_line(archive: bytes, pattern: re.Pattern[str]) -> int | None:
+    """The first line of the archive's Chart.yaml that `pattern` matches (read only on an error
+    path)."""
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
             member = tar.extractfile(f"{ARCHIVE_ROOT}/Chart.yaml")
             text = member.read().decode(errors="replace") if member is not None else ""
     except (tarfile.TarError, KeyError, OSError):
         return None
-    pattern = re.compile(rf"^\s*-?\s*name:\s*[\"']?{re.escape(name)}[\"']?\s*$")
     for number, line in enumerate(text.splitlines(), start=1):
         if pattern.match(line):
             return number

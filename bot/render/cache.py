@@ -37,19 +37,21 @@ LOW_WATER = 0.9
 
 @dataclass(frozen=True)
 class CacheKey:
-    """Content address of a render: same chart tree, same values, same renderer → same output."""
+    """Content address of a render: same chart tree, same values, same renderer, same capabilities
+    (Kubernetes and API versions) → same output."""
 
     chart_tree: str
     values_id: str
     renderer: str
     release: str
     namespace: str
+    capabilities: str = ""  # Capabilities.cache_id: empty for the renderer's defaults
 
     @property
     def digest(self) -> str:
-        raw = "\0".join(
-            (self.chart_tree, self.values_id, self.renderer, self.release, self.namespace)
-        )
+        parts = (self.chart_tree, self.values_id, self.renderer, self.release, self.namespace)
+        # Only when set, so that the renders cached before capabilities existed keep their address.
+        raw = "\0".join((*parts, self.capabilities) if self.capabilities else parts)
         return hashlib.sha256(raw.encode()).hexdigest()
 
 

@@ -4,9 +4,10 @@ after request read from a pipe, each under a CPU-time and an address-space limit
     python -m bot.render.child REQUEST_FD REPLY_FD CPU_SECONDS MEMORY_BYTES
 
 Wire format, both ways: frames of an 8-byte big-endian length and that many bytes. A request is three
-frames (a JSON header with the release and namespace; the values as JSON; the chart archive); a reply
-is one JSON frame, `{"manifests": ...}` or `{"error": {"message", "template", "line"}}`. JSON, not pickle:
-the parent never unpickles what a process running untrusted templates wrote."""
+frames (a JSON header with the release, the namespace and the capabilities; the values as JSON; the
+chart archive); a reply is one JSON frame, `{"manifests": ...}` or
+`{"error": {"message", "template", "line"}}`. JSON, not pickle: the parent never unpickles what a
+process running untrusted templates wrote."""
 
 from __future__ import annotations
 
@@ -89,12 +90,16 @@ def _watch_parent(parent: int) -> None:
 
 
 def _reply(helm: Any, header: bytes, values: bytes, archive: bytes) -> bytes:
+    from bot.kube.capabilities import Capabilities
     from bot.render.base import RenderFailure
 
     request = json.loads(header)
+    capabilities = Capabilities(
+        request.get("kube_version"), tuple(request.get("api_versions") or ())
+    )
     try:
         manifests = helm.render(
-            archive, json.loads(values), request["release"], request["namespace"]
+            archive, json.loads(values), request["release"], request["namespace"], capabilities
         )
     except RenderFailure as failure:
         error = {"message": failure.message, "template": failure.template, "line": failure.line}

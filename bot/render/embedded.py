@@ -7,12 +7,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.kube.constraint import satisfies
 from bot.render.base import (
     dependency_failure,
     failure_from_message,
+    kube_version_failure,
     missing_dependencies,
     values_json,
 )
+from bot.render.probe import probe_kube_version
 
 
 class EmbeddedHelm:
@@ -23,9 +27,15 @@ class EmbeddedHelm:
 
         self._helm = helm_python
         self.version = f"helm-python-sdk/{helm_python.__version__}"
+        self._default: str | None = None
 
     def render(
-        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
     ) -> dict[str, str]:
         try:
             with self._helm.Chart.load_archive(archive) as chart:
@@ -34,11 +44,46 @@ class EmbeddedHelm:
                     missing = missing_dependencies(metadata, chart.dependencies)
                     if missing:
                         raise dependency_failure(archive, missing)
-                return chart.render(
-                    values=json.loads(values_json(values)),
-                    name=release,
-                    namespace=namespace,
-                    is_install=True,
-                )
+                self._check_kube_version(archive, metadata, capabilities)
+                return self._render(chart, values, release, namespace, capabilities)
         except self._helm.HelmError as exc:
             raise failure_from_message(str(exc)) from None
+
+    def _render(
+        self,
+        chart: Any,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities,
+    ) -> dict[str, str]:
+        # The SDK's `Chart.render` takes no kube or API versions, but the render call beneath it
+        # does (`kube_version`, `api_versions`, as `helm template` passes them): called directly.
+        opts: dict[str, Any] = {"name": release, "namespace": namespace, "is_install": True}
+        if capabilities.kube_version is not None:
+            opts["kube_version"] = capabilities.kube_version
+        if capabilities.api_versions:
+            opts["api_versions"] = list(capabilities.api_versions)
+        rendered = self._helm._native.call_string(
+            "helm_render", chart._raw(), values_json(values), json.dumps(opts)
+        )
+        manifests: dict[str, str] = json.loads(rendered)
+        return manifests
+
+    def _check_kube_version(
+        self, archive: bytes, metadata: Mapping[str, Any], capabilities: Capabilities
+    ) -> None:
+        """`helm template` and `helm install` refuse a chart whose `kubeVersion` excludes the
+        version rendered for; the SDK's render does not check, so it is checked here."""
+        constraint = metadata.get("kubeVersion")
+        if not constraint:
+            return
+        kube_version = capabilities.kube_version or self.default_kube_version()
+        if kube_version is not None and not satisfies(kube_version, str(constraint)):
+            raise kube_version_failure(archive, str(constraint), kube_version)
+
+    def default_kube_version(self) -> str | None:
+        """Helm's compiled-in Kubernetes version (what `.Capabilities.KubeVersion` is unless told)."""
+        if self._default is None:
+            self._default = probe_kube_version(self.render)
+        return self._default

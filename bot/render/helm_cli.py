@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.render.base import RenderFailure, failure_from_message
+from bot.render.probe import probe_kube_version
 
 _SOURCE_RE = re.compile(r"^# Source: (\S+)\s*$", re.MULTILINE)
 
@@ -31,15 +33,21 @@ class HelmCLI:
         self.version = f"helm-cli/{out.stdout.strip() or 'unknown'}"
 
     def render(
-        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
     ) -> dict[str, str]:
         with tempfile.TemporaryDirectory(prefix="chart-review-") as tmp:
             chart, vf = Path(tmp) / "chart.tgz", Path(tmp) / "values.json"
             chart.write_bytes(archive)
             vf.write_text(json.dumps(values))
+            command = [self._binary, "template", release, str(chart), "-n", namespace]
             try:
                 proc = subprocess.run(
-                    [self._binary, "template", release, str(chart), "-n", namespace, "-f", str(vf)],
+                    [*command, "-f", str(vf), *capability_flags(capabilities)],
                     capture_output=True,
                     text=True,
                     timeout=HELM_CLI_TIMEOUT,
@@ -51,6 +59,20 @@ class HelmCLI:
         if proc.returncode != 0:
             raise failure_from_message(proc.stderr.replace("Error: ", "", 1))
         return split_sources(proc.stdout)
+
+    def default_kube_version(self) -> str | None:
+        return probe_kube_version(self.render)
+
+
+def capability_flags(capabilities: Capabilities) -> list[str]:
+    """`helm template`'s own flags; none when nothing differs from its defaults (it then checks
+    the chart's `kubeVersion` against its compiled-in version itself)."""
+    flags = []
+    if capabilities.kube_version is not None:
+        flags += ["--kube-version", capabilities.kube_version]
+    for api_version in capabilities.api_versions:
+        flags += ["--api-versions", api_version]
+    return flags
 
 
 def split_sources(stream: str) -> dict[str, str]:

@@ -28,8 +28,10 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import IO, Any
 
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.render.base import RENDER_WORKERS, RenderFailure, values_json
 from bot.render.child import EXIT_OUT_OF_MEMORY, frame
+from bot.render.probe import probe_kube_version
 
 log = logging.getLogger(__name__)
 
@@ -266,9 +268,21 @@ class SandboxedHelm:
         self._finalizer = weakref.finalize(self, _close_all, self._all, self._cond)
 
     def render(
-        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
     ) -> dict[str, str]:
-        header = json.dumps({"release": release, "namespace": namespace})
+        header = json.dumps(
+            {
+                "release": release,
+                "namespace": namespace,
+                "kube_version": capabilities.kube_version,
+                "api_versions": list(capabilities.api_versions),
+            }
+        )
         request = frame(header.encode(), values_json(values).encode(), archive)
         process = self._checkout()
         healthy = False
@@ -284,6 +298,9 @@ class SandboxedHelm:
             raise stopped.failure from None
         finally:
             self._checkin(process, healthy)
+
+    def default_kube_version(self) -> str | None:
+        return probe_kube_version(self.render)
 
     def pids(self) -> list[int]:
         with self._cond:

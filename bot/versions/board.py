@@ -12,8 +12,10 @@ from typing import Any
 
 import semver
 
-from bot.engine.chart.files import ChartMeta, find_charts, read_chart_meta
+from bot.engine.chart.files import ChartMeta, read_chart_meta
+from bot.engine.chart.selection import reviewable_dirs
 from bot.engine.context import OpenPR
+from bot.engine.ct_config import NO_CT, CtConfigError, load_ct_config
 from bot.engine.markdown_safe import cell, code, inline
 from bot.git.objects import GitView
 from bot.versions.claims import Claim, Status, Verdict, open_claims, pr_label, rivals_of, verdict
@@ -105,10 +107,15 @@ def build_board(
 
 
 def _all_charts(git: GitView, develop_sha: str, prs: Sequence[OpenPR]) -> list[str]:
-    found = set(find_charts(git.tree(develop_sha)))
-    for pr in prs:
-        found.update(find_charts(git.tree(pr.head)))
-    return sorted(found)
+    """The charts on develop and on the open PRs, by the repository's `ct.yaml` at develop when it
+    has one (its excluded charts and test fixtures are no releases). The board only informs: a
+    `ct.yaml` it cannot read, which the review reports, does not hide the board."""
+    develop = git.tree(develop_sha)
+    try:
+        ct = load_ct_config(develop)
+    except CtConfigError:
+        ct = NO_CT
+    return reviewable_dirs([develop, *(git.tree(pr.head) for pr in prs)], ct)
 
 
 def _chart_name(

@@ -25,6 +25,7 @@ from bot.engine.context import OpenPR
 from bot.git.objects import Commit, GitView, Tree
 from bot.versions.semver import (
     bump_level,
+    coerce_version,
     is_greater,
     next_free_version,
     parse_version,
@@ -163,8 +164,9 @@ def verdict(claim: Claim, develop: ChartMeta | None, rivals: Sequence[Rival]) ->
     develop_v = parse_version(develop_text)
     base_v = parse_version(claim.base.version) if claim.base is not None else None
     head_v = parse_version(claim.head.version) if claim.head is not None else None
+    meant = coerce_version(claim.head.version) if claim.head is not None else None
     free = next_free_version(
-        bump_level(base_v, head_v), [develop_v, base_v, *(r.version for r in rivals)]
+        bump_level(base_v, meant), [develop_v, base_v, *(r.version for r in rivals)], meant
     )
 
     def judged(status: Status, rivals: Sequence[OpenPR] = ()) -> Verdict:

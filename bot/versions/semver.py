@@ -5,6 +5,7 @@ rules follow the spec through the `semver` library (build metadata never orders 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -12,6 +13,10 @@ import semver
 
 BumpLevel = Literal["major", "minor", "patch", "prerelease"]
 DEFAULT_LEVEL: BumpLevel = "patch"
+# What a person means by a version that SemVer 2 refuses: leading zeros, a `v`, a missing part.
+LOOSE_VERSION_RE = re.compile(
+    r"^[vV]?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$"
+)
 
 
 def parse_version(text: str | None) -> semver.Version | None:
@@ -46,10 +51,36 @@ def bump_level(base: semver.Version | None, head: semver.Version | None) -> Bump
     return "prerelease"
 
 
-def next_free_version(level: BumpLevel, taken: Iterable[semver.Version | None]) -> semver.Version:
+def coerce_version(text: str | None) -> semver.Version | None:
+    """The version `text` means when it is not quite SemVer 2 (`0.46.00`, `v1.2.3`, `1.2`): what a
+    suggestion must not go below. None when it does not even look like a version."""
+    strict = parse_version(text)
+    if strict is not None or text is None:
+        return strict
+    match = LOOSE_VERSION_RE.match(text.strip())
+    if match is None:
+        return None
+    major, minor, patch, pre = match.groups()
+    core = (int(major), int(minor or 0), int(patch or 0))
+    try:
+        return semver.Version(*core, prerelease=pre)
+    except ValueError:  # a pre-release that is not SemVer either (`1.2.3-01`): the core is meant
+        return semver.Version(*core)
+
+
+def next_free_version(
+    level: BumpLevel,
+    taken: Iterable[semver.Version | None],
+    at_least: semver.Version | None = None,
+) -> semver.Version:
     """The smallest step of `level` above every version in `taken` (develop's, and every version an
-    open PR claims): free whichever of those PRs merges first."""
-    floor = max((v for v in taken if v is not None), default=None)
+    open PR claims): free whichever of those PRs merges first. With `at_least` (the version the
+    head means), never below it: a suggestion does not go backwards, so when that version is
+    itself above every taken one, it is the suggestion (`0.46.00` → `0.46.0`, not `0.45.29`)."""
+    versions = [v for v in taken if v is not None]
+    if at_least is not None and all(is_greater(at_least, v) for v in versions):
+        return at_least
+    floor = max([*versions, *([at_least] if at_least is not None else [])], default=None)
     if floor is None:
         return semver.Version(0, 1, 0)
     # next_version finalises a pre-release at the same level (1.3.0-rc.1 -> 1.3.0), still above it.

@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterable
 
 from bot.git.objects import Tree
-from checks.headings.text import Heading, find_headings
+from checks.headings.slugs import Anchor, anchors
+from checks.headings.text import Heading, find_headings, is_markdown
 
 # Files larger than this are data, not prose or code a person annotates; skipping them bounds the
 # cost of the whole-tree scan that a removed heading triggers.
@@ -41,6 +42,7 @@ class TreeFiles:
         for path in sorted(self.paths):
             self._by_basename.setdefault(posixpath.basename(path), []).append(path)
         self._headings: dict[str, tuple[Heading, ...]] = {}
+        self._anchors: dict[str, tuple[Anchor, ...]] = {}
 
     def candidates(self, name: str, from_path: str | None = None) -> tuple[str, ...]:
         """The files `name` may mean: the repository path, else the path relative to the file that
@@ -60,6 +62,23 @@ class TreeFiles:
             text = readable_text(self.tree, path)
             self._headings[path] = find_headings(path, text) if text is not None else ()
         return self._headings[path]
+
+    def anchors(self, path: str) -> tuple[Anchor, ...]:
+        """The anchors of a Markdown file (none for any other file: GitHub renders no headings)."""
+        if path not in self._anchors:
+            text = readable_text(self.tree, path) if is_markdown(path) else None
+            self._anchors[path] = anchors(text) if text is not None else ()
+        return self._anchors[path]
+
+    def text_lines(self, path: str, phrase: str, besides: int | None = None) -> tuple[int, ...]:
+        """The lines of `path` where `phrase` stands as text (heading or not), other than
+        `besides` (the line that quotes it, when the file quotes itself)."""
+        text = readable_text(self.tree, path)
+        if text is None:
+            return ()
+        pattern = heading_pattern([phrase])
+        found = (text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text))
+        return tuple(n for n in dict.fromkeys(found) if n != besides)
 
     def lines_of(self, path: str, text: str, loose: bool = False) -> tuple[str, tuple[int, ...]]:
         """Where `text` is a heading of `path`: (the heading matched, its lines). A loose quote

@@ -5,22 +5,16 @@ together with a file named in the same sentence, comment block or paragraph, or 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
+from checks.headings.forms import Pairing, is_explicit
 from checks.headings.text import (
     DASHES,
     caps_heading_span,
     collapse,
-    comment_bodies,
-    find_headings,
-    is_markdown,
     qualifies,
 )
-
-# Files read as prose: every line of a paragraph counts, not only comments.
-PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst", ".adoc")
 
 # A file named with its repository: a blob URL, or `owner/name:path` (GitHub owner names hold no
 # dot, which keeps image references such as `ghcr.io/acme:1.2` out).
@@ -41,9 +35,8 @@ SECTION_SIGN_RE = re.compile(r"§[ \t]*([^\s\"“`][^\n.,;:()\"”`]*)")
 SECTION_BEFORE_RE = re.compile(r"(?:\b(?:section|heading)|§)[ \t]*$", re.IGNORECASE)
 SECTION_AFTER_RE = re.compile(r"^[ \t]*(?:section|heading)\b", re.IGNORECASE)
 SIDE_RE = re.compile(r"[ \t]*\((above|below)\)")
+LIST_ITEM_RE = re.compile(r"\n[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 SENTENCE_END_RE = re.compile(r"[.!?](?=\s)")
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -62,6 +55,8 @@ class Reference:
     # Bare prose, or a quote inside a line of code (a string literal first): may carry words around
     # the heading, and is taken for a reference only when it finds or nearly finds one.
     loose: bool = False
+    # Written in a reference construction (checks/headings/forms.py): only these may fail a PR.
+    explicit: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,15 +102,23 @@ def parse_unit(lines: Sequence[str], first_line: int | None, bare: bool = True) 
     files, rest = _files(text)
     # On a line of code a quote is a string literal first: read loosely, like bare prose.
     mentions, rest = _quoted(text, rest, loose=not bare)
-    mentions += _section_signs(rest)
+    signs = _section_signs(rest)
+    mentions += signs
     if bare:
-        mentions += _bare(text, rest)
+        # Capitals after a `§` are that mention already, not a second one.
+        mentions += _bare(text, _blank_spans(rest, signs))
     ends = tuple(m.start() for m in SENTENCE_END_RE.finditer(rest))
     return Unit(text, first_line, tuple(sorted(mentions, key=lambda m: m.start)), files, ends)
 
 
-def _blank(text: str, start: int, end: int) -> str:
+def blank(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
+
+
+def _blank_spans(text: str, spans: Sequence[_Span]) -> str:
+    for span in spans:
+        text = blank(text, span.start, span.end)
+    return text
 
 
 def _files(text: str) -> tuple[tuple[_FileSpan, ...], str]:
@@ -126,7 +129,7 @@ def _files(text: str) -> tuple[tuple[_FileSpan, ...], str]:
             repo, path = (m.group(1), m.group(2)) if pattern is not PATH_RE else (None, m.group(1))
             found.append(_FileSpan(m.start(), m.end(), FileRef(_clean_path(path), repo)))
         for span in found:
-            rest = _blank(rest, span.start, span.end)
+            rest = blank(rest, span.start, span.end)
     return tuple(sorted(found, key=lambda f: f.start)), rest
 
 
@@ -145,7 +148,7 @@ def _quoted(text: str, rest: str, loose: bool) -> tuple[list[_Mention], str]:
             mentions.append(
                 _Mention(m.start(), m.end(), heading, True, loose, _side(text, m.end()))
             )
-        rest = _blank(rest, m.start(), m.end())
+        rest = blank(rest, m.start(), m.end())
     return mentions, rest
 
 
@@ -166,7 +169,8 @@ def _section_title(text: str, start: int, end: int, content: str) -> str | None:
     named = SECTION_BEFORE_RE.search(text, line_start, start) or SECTION_AFTER_RE.match(
         text[end:line_end]
     )
-    return collapse(content) if named and content.strip() else None
+    title = collapse(content.lstrip("# "))  # `## Upgrading` names the heading `Upgrading`
+    return title if named and title else None
 
 
 def _section_signs(rest: str) -> list[_Mention]:
@@ -206,14 +210,18 @@ def references(
         line = unit.line_of(mention.start)
         if lines is not None and line not in lines:
             continue
-        file = None if mention.side else _nearest(unit, mention, files)
+        span = None if mention.side else _nearest(unit, mention, files)
+        explicit = mention.side is not None or (span is not None and _explicit(unit, mention, span))
+        file = span.file if span is not None else None
         found.append(
-            Reference(mention.text, line, file, mention.side, mention.quoted, mention.loose)
+            Reference(
+                mention.text, line, file, mention.side, mention.quoted, mention.loose, explicit
+            )
         )
     return found
 
 
-def _nearest(unit: Unit, mention: _Mention, files: list[_FileSpan]) -> FileRef | None:
+def _nearest(unit: Unit, mention: _Mention, files: list[_FileSpan]) -> _FileSpan | None:
     sentence = unit.sentence_of(mention.start)
     same = [f for f in files if unit.sentence_of(f.start) == sentence]
 
@@ -222,73 +230,17 @@ def _nearest(unit: Unit, mention: _Mention, files: list[_FileSpan]) -> FileRef |
         return (mention.start - f.end if before else f.start - mention.end, before)
 
     pool = same or files
-    return min(pool, key=gap).file if pool else None
+    return min(pool, key=gap) if pool else None
 
 
-def file_units(path: str, text: str, wanted: frozenset[int] | None = None) -> list[Unit]:
-    """The units of a file that hold a wanted line (every unit when `wanted` is None): paragraphs of
-    a prose file, comment blocks and single code lines elsewhere. Heading lines are definitions, not
-    references, and are blanked."""
-    lines = text.splitlines()
-    blanked = _blank_headings(path, lines)
-    if path.lower().endswith(PROSE_SUFFIXES):
-        blocks = _runs([(i, line.strip() != "") for i, line in enumerate(blanked)], blanked)
-        pieces = [(start, block, True) for start, block in blocks]
-    else:
-        pieces = _code_pieces(path, "\n".join(blanked))
-    units = []
-    for start, block, bare in pieces:
-        numbers = range(start + 1, start + 1 + len(block))
-        if wanted is None or any(n in wanted for n in numbers):
-            units.append(parse_unit(block, start + 1, bare))
-    return units
-
-
-def _blank_headings(path: str, lines: list[str]) -> list[str]:
-    out = list(lines)
-    bodies = comment_bodies("\n".join(lines), is_markdown(path))
-    for heading in find_headings(path, "\n".join(lines)):
-        index = heading.line - 1
-        body = bodies[index]
-        span = caps_heading_span(body) if body is not None else None
-        if span is not None and body is not None:
-            offset = out[index].find(body)
-            if offset >= 0:
-                out[index] = _blank(out[index], offset + span[0], offset + span[1])
-                continue
-        out[index] = ""
-        if index + 1 < len(out) and set(out[index + 1].strip()) <= {"=", "-"}:
-            out[index + 1] = ""  # the setext underline
-    return out
-
-
-def _code_pieces(path: str, text: str) -> list[tuple[int, list[str], bool]]:
-    bodies = comment_bodies(text, is_markdown(path))
-    lines = text.splitlines()
-    pieces: list[tuple[int, list[str], bool]] = []
-    for start, block in _runs([(i, b is not None) for i, b in enumerate(bodies)], bodies):
-        pieces.append((start, [b or "" for b in block], True))
-    pieces += [(i, [lines[i]], False) for i, b in enumerate(bodies) if b is None and lines[i]]
-    return pieces
-
-
-def _runs(flags: Iterable[tuple[int, bool]], items: Sequence[T]) -> list[tuple[int, list[T]]]:
-    """Maximal runs of consecutive flagged items: (index of the first, the items)."""
-    runs: list[tuple[int, list[T]]] = []
-    previous = -2
-    for index, flag in flags:
-        if not flag:
-            continue
-        if index == previous + 1:
-            runs[-1][1].append(items[index])
-        else:
-            runs.append((index, [items[index]]))
-        previous = index
-    return runs
-
-
-def prose_units(text: str) -> list[Unit]:
-    """Paragraphs of a PR title, description or commit message."""
-    lines = text.splitlines()
-    blocks = _runs([(i, line.strip() != "") for i, line in enumerate(lines)], lines)
-    return [parse_unit(block, None) for _, block in blocks]
+def _explicit(unit: Unit, mention: _Mention, span: _FileSpan) -> bool:
+    """One sentence, and one list item: each item of a checklist is a sentence of its own, even
+    without a full stop."""
+    low, high = sorted((span.start, mention.start))
+    same = unit.sentence_of(span.start) == unit.sentence_of(mention.start) and not (
+        LIST_ITEM_RE.search(unit.text, low, high)
+    )
+    pairing = Pairing(
+        mention.start, mention.end, span.start, span.end, same, span.file.repo is not None
+    )
+    return is_explicit(unit.text, pairing)

@@ -10,8 +10,17 @@ from dataclasses import dataclass
 from bot.engine.context import Context, PullRequestInfo
 from bot.git.objects import ChangedFile, Tree
 from checks.headings.files import TreeFiles, heading_pattern, readable_text
-from checks.headings.refs import FileRef, Reference, file_units, references
+from checks.headings.refs import FileRef, Reference, references
 from checks.headings.text import comment_heading, find_headings
+from checks.headings.units import file_units
+
+
+@dataclass(frozen=True)
+class Referrer:
+    """A line that still quotes a removed heading, and whether in a reference form."""
+
+    where: str  # "docs/a.md line 3"
+    explicit: bool
 
 
 @dataclass(frozen=True)
@@ -44,14 +53,14 @@ def removed_headings(base: Tree, head: Tree, changes: tuple[ChangedFile, ...]) -
         for heading in gone:
             if heading.text in kept:
                 continue  # moved within the file, or one of two copies removed
-            line = _head_line(base_text, head_text, heading.line) if head_text is not None else None
+            line = head_line(base_text, head_text, heading.line) if head_text is not None else None
             wording = min(added, key=lambda h: abs(h.line - (line or 0))).text if added else None
             path = change.path if head_text is not None else None
             removals.append(Removal(heading.text, old_path, heading.line, path, line, wording))
     return removals
 
 
-def _head_line(base_text: str, head_text: str, base_line: int) -> int:
+def head_line(base_text: str, head_text: str, base_line: int) -> int:
     """The head line of the hunk that removed `base_line`: its replacement, else the line before."""
     base_lines, head_lines = base_text.splitlines(), head_text.splitlines()
     matcher = difflib.SequenceMatcher(None, base_lines, head_lines, autojunk=False)
@@ -65,14 +74,14 @@ def _head_line(base_text: str, head_text: str, base_line: int) -> int:
 
 def quoting_files(
     ctx: Context, files: TreeFiles, removals: list[Removal]
-) -> dict[Removal, list[str]]:
+) -> dict[Removal, list[Referrer]]:
     """Where the head tree still quotes each removed heading, leaving out lines the PR adds (those
     are references the forward check resolves and reports)."""
     added = {c.path: c.added_lines for c in ctx.changes}
     pattern = heading_pattern({r.text for r in removals})
     base_paths = frozenset(ctx.base.paths())
     known = base_paths | {posixpath.basename(p) for p in base_paths}
-    quoted: dict[Removal, list[str]] = {r: [] for r in removals}
+    quoted: dict[Removal, list[Referrer]] = {r: [] for r in removals}
 
     def keep(file: FileRef) -> bool:
         if file.repo is not None:
@@ -89,7 +98,7 @@ def quoting_files(
                     continue
                 for removal in removals:
                     if _quotes(files, ref, path, removal):
-                        quoted[removal].append(f"{path} line {ref.line}")
+                        quoted[removal].append(Referrer(f"{path} line {ref.line}", ref.explicit))
     return quoted
 
 

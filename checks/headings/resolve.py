@@ -55,6 +55,8 @@ def target(files: TreeFiles, ref: Reference, from_path: str | None) -> Target:
         return Target("no-file", ref.text, name)
     found = {p: files.lines_of(p, ref.text, ref.loose) for p in paths}
     holders = tuple(p for p, (_, lines) in found.items() if lines)
+    if not holders and (text_at := as_text(files, ref, paths, from_path)):
+        return text_at
     if len(paths) > 1 and len(holders) != 1:
         return Target("ambiguous", ref.text, name, candidates=paths, holders=holders)
     path = holders[0] if holders else paths[0]
@@ -62,6 +64,19 @@ def target(files: TreeFiles, ref: Reference, from_path: str | None) -> Target:
     kind = count_kind(lines)
     suggestions = closest(files.headings(path), ref.text) if kind == "missing" else ()
     return Target(kind, text, path, lines, suggestions=suggestions)
+
+
+def as_text(
+    files: TreeFiles, ref: Reference, paths: tuple[str, ...], from_path: str | None
+) -> Target | None:
+    """The first file that holds the quoted words as text though not as a heading: a log line, a
+    message, a phrase of prose. Quoting what a file says is no heading reference, so never a
+    failure (`WARNING  EGRESS LOCKDOWN NOT ENFORCED` echoed by the script it names)."""
+    for path in paths:
+        besides = ref.line if path == from_path else None
+        if lines := files.text_lines(path, ref.text, besides):
+            return Target("as-text", ref.text, path, lines)
+    return None
 
 
 def count_kind(lines: tuple[int, ...]) -> str:
@@ -72,6 +87,16 @@ def closest(headings: tuple[Heading, ...], text: str) -> tuple[Heading, ...]:
     texts = list(dict.fromkeys(h.text for h in headings))
     close = difflib.get_close_matches(text, texts, n=SUGGESTIONS, cutoff=SUGGESTION_CUTOFF)
     return tuple(next(h for h in headings if h.text == c) for c in close)
+
+
+@dataclass(frozen=True)
+class LinkedTree:
+    """A linked repository read at one commit, and its open PRs."""
+
+    files: TreeFiles
+    where: str  # " on owner/name's develop"
+    git: GitView
+    open_prs: tuple[OpenPR, ...]
 
 
 @dataclass
@@ -101,6 +126,8 @@ class Resolver:
         above = ref.side == "above"
         near = tuple(n for n in lines if (n < ref.line if above else n > ref.line))
         found = Target(count_kind(near), text, path, near)
+        if not near and (text_at := as_text(self.head, ref, (path,), path)):
+            found = text_at
         return Resolution(found.kind, f"{path} {ref.side} line {ref.line}", "", found)
 
     def local(self, ref: Reference, file: FileRef, from_path: str | None) -> Resolution:
@@ -133,6 +160,19 @@ class Resolver:
             return Resolution("merge-order", f"{name}:{pr[1].path}", at, pr[1], repo=name, pr=pr[0])
         shown = f"{name}:{found.path}" if found.kind not in ("ambiguous", "no-file") else label
         return Resolution(found.kind, shown, at, found, repo=name)
+
+    def linked_files(self, name: str, ref: str | None) -> LinkedTree | str:
+        """Another repository's tree at `ref` (a blob URL's branch, tag or commit) when it can be
+        read there, else at its develop; or why it cannot be read."""
+        repo = self._linked.get(name) or self._linked.setdefault(name, self.open(name))
+        if repo.git is None or repo.develop is None:
+            return repo.reason or UNKNOWN_DEVELOP
+        try:
+            sha = (repo.git.resolve(ref) if ref else None) or repo.develop
+            where = f" on {name}'s {ref}" if sha != repo.develop else f" on {name}'s develop"
+            return LinkedTree(self.files(repo.git, sha), where, repo.git, repo.open_prs)
+        except Exception as exc:  # another repository is read through an adapter: say why
+            return f"not checked: {exc}"
 
     def open(self, name: str) -> LinkedRepo:
         if self._links is None:

@@ -149,22 +149,37 @@ def find_headings(path: str, text: str) -> tuple[Heading, ...]:
 
 def markdown_headings(text: str) -> dict[int, str]:
     """ATX (`## Title`) and setext (`Title` over `=====`) headings outside fenced code."""
+    return {line: collapse(raw) for line, raw in markdown_heading_lines(text).items()}
+
+
+def markdown_heading_lines(text: str) -> dict[int, str]:
+    """The same headings as written, inner spacing kept: GitHub's anchors turn every space into a
+    hyphen, so `A  B` and `A B` link differently."""
     found: dict[int, str] = {}
     lines = text.splitlines()
-    fenced = False
+    fenced = fenced_lines(lines)
     for index, line in enumerate(lines):
-        if FENCE_RE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
+        if index in fenced:
             continue
         if (match := ATX_RE.match(line)) and match.group(1):
-            found[index + 1] = collapse(match.group(1))
+            found[index + 1] = match.group(1).strip()
         elif index > 0 and SETEXT_RE.match(line) and _setext_text(lines[index - 1]):
-            found[index] = collapse(lines[index - 1])
+            found[index] = lines[index - 1].strip()
     return found
+
+
+def fenced_lines(lines: list[str]) -> frozenset[int]:
+    """Indexes of the lines of fenced code blocks, fences included: code, not prose."""
+    fenced: set[int] = set()
+    inside = False
+    for index, line in enumerate(lines):
+        if FENCE_RE.match(line):
+            inside = not inside
+            fenced.add(index)
+        elif inside:
+            fenced.add(index)
+    return frozenset(fenced)
 
 
 def _setext_text(line: str) -> bool:
     return bool(line.strip()) and not NOT_SETEXT_TEXT_RE.match(line) and not SETEXT_RE.match(line)
-

@@ -101,14 +101,14 @@ def test_editing_the_description_re_reviews_the_same_head(
     # The headings check reads the description: a fixed reference must turn the run green
     # without a push.
     pr = github.state.pulls[(REPO, 1)]
-    github.update_pull(pr, body=f'Keeps "ROLLBACK ON THE DEGRADED PATH" in {TEMPLATE} as it is.')
+    github.update_pull(pr, body=f'Keeps the order: see "ROLLBACK ON THE DEGRADED PATH" in {TEMPLATE}.')
     _open(app, scenario)
     wait_for(lambda: _reviewed(github, scenario.head), what="the first review")
     assert _conclusions(github, scenario.head)["chart-review/headings"] == "failure"
 
     github.update_pull(pr, body="Waits for MySQL before the client starts.")
     payload = pull_request_event("edited", REPO, scenario.clone_url, 1, scenario.head)
-    payload["changes"] = {"body": {"from": 'Keeps "ROLLBACK ON THE DEGRADED PATH" in ...'}}
+    payload["changes"] = {"body": {"from": 'Keeps the order: see "ROLLBACK ON THE ...'}}
     assert app.deliver("pull_request", payload).status_code == 202
     wait_for(
         lambda: _conclusions(github, scenario.head).get("chart-review/headings") == "success",

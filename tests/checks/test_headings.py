@@ -159,7 +159,7 @@ def test_a_basename_several_files_share(tmp_path: Path, make_ctx) -> None:
     g.write("worker/values.yaml", "replicas: 3\n").commit("init").branch("pr")
     g.write(
         "docs/a.md",
-        "SINGLE REPLICA (values.yaml) is why.\n\nAnd `LEADER ELECTION OFF` in values.yaml.\n",
+        "SINGLE REPLICA (values.yaml) is why.\n\nAnd see `LEADER ELECTION OFF` in values.yaml.\n",
     )
     finding = only(run(make_ctx(g.commit("docs"))))
     assert (finding.rule, finding.severity, finding.subject) == (
@@ -331,7 +331,7 @@ def test_a_squash_commit_repeating_the_description_reports_once(tmp_path: Path, 
 def test_a_heading_only_on_an_open_pr_of_this_repository(tmp_path: Path, make_ctx) -> None:
     g = chart_repo(tmp_path / "r").branch("other")
     g.write("values.yaml", "# SINGLE REPLICA — see the PDB.\nx: 1\n").commit("other")
-    g.checkout("develop").branch("pr").write("docs/a.md", "SINGLE REPLICA in values.yaml\n")
+    g.checkout("develop").branch("pr").write("docs/a.md", "See SINGLE REPLICA in values.yaml\n")
     g.write("values.yaml", "x: 2\n").commit("pr")
     ctx = make_ctx(g, open_prs=(OpenPR(number=5, head=g.sha("other")),))
     finding = only(run(ctx))
@@ -359,7 +359,7 @@ def test_bare_capitals_far_from_any_heading_are_emphasis(tmp_path: Path, make_ct
     assert explain(ctx) == [
         "not checked: “BREAKING CHANGE” in commit "
         f"{g.sha('pr')[:7]} near values.yaml matches no heading there, nor comes close to one: "
-        "read as emphasis, not a reference (quote it to have it checked)"
+        "read as emphasis, not a reference (write “see “…” in FILE” to have it checked)"
     ]
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checks.headings.refs import FileRef, Reference, file_units, prose_units, references
+from checks.headings.refs import FileRef, Reference, references
 from checks.headings.text import Heading, comment_bodies, comment_heading, find_headings
+from checks.headings.units import file_units, prose_units
 
 
 def heading_of(line: str) -> str | None:

@@ -54,6 +54,8 @@ def test_identical_bump_to_develops_merges_cleanly_and_is_a_failure(scenario: Sc
         "head": "1.9.59",
         "develop": "1.9.59",
         "suggested": "1.9.61",
+        # develop's history holds one change to learn from: too few, so the default rule stands
+        "practice": {"basis": "too-few-changes", "enforced": True, "changes": 1, "bumped": 1},
         "case": "clean",
         "released": "client-1.9.59",
         "since": since,
@@ -86,8 +88,10 @@ def test_content_without_bump_fails_with_next_free_patch(scenario: Scenario) -> 
         "head": "1.9.58",
         "develop": "1.9.59",
         "suggested": "1.9.61",
+        "practice": {"basis": "too-few-changes", "enforced": True, "changes": 1, "bumped": 1},
     }
     assert "client/templates/service.yaml" in finding.message
+    assert "develop has only 1 earlier change to this chart to learn" in finding.message
 
 
 def test_ci_and_tests_only_need_no_bump(scenario: Scenario) -> None:

@@ -257,3 +257,49 @@ def test_a_cache_dir_this_process_cannot_write_is_a_usage_error(
         assert proc.returncode == 0, proc.stderr
     else:
         assert proc.stderr.strip() == f"chart-review: error: --cache-dir {locked}: not writable"
+
+
+def _monitored(tmp_path: Path) -> GitBuilder:
+    """A chart whose ServiceMonitor template, rendered only when the API version is there, needs a
+    value no profile sets: its render error shows that it rendered."""
+    g = GitBuilder(tmp_path / "monitored")
+    g.write("mon/Chart.yaml", "apiVersion: v2\nname: mon\nversion: 1.0.0\n")
+    g.write("mon/values.yaml", "{}\n")
+    guarded = (
+        '{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}\n'
+        '{{ required "serviceMonitor.port is required" .Values.serviceMonitor }}\n'
+        "{{- end }}\n"
+    )
+    g.write("mon/templates/sm.yaml", guarded).commit("mon 1.0.0").branch("pr")
+    return g.write("mon/values.yaml", "replicas: 1\n").commit("values")
+
+
+def test_api_versions_and_kube_version_options_reach_helm_and_the_report(tmp_path: Path) -> None:
+    g = _monitored(tmp_path)
+    args = ("review", "--repo", str(g.path), "--base", "develop", "--head", "pr")
+    plain = json.loads(cli(*args, "--format", "json").stdout)
+    assert plain["charts"][0]["render_errors"] == []
+    versions = ("--api-versions", "x.io/v1", "--api-versions", "monitoring.coreos.com/v1,x.io/v1")
+    proc = cli(*args, "--format", "json", "--kube-version", "1.29", *versions)
+    told = json.loads(proc.stdout)
+    errors = told["charts"][0]["render_errors"]
+    assert [(e["side"], e["template"], e["line"]) for e in errors] == [
+        ("base", "mon/templates/sm.yaml", 2),
+        ("head", "mon/templates/sm.yaml", 2),
+    ]
+    assert all(e["message"].endswith("serviceMonitor.port is required") for e in errors)
+    assert told["charts"][0]["capabilities"] == {
+        "kube_version": "v1.29.0",
+        "kube_version_default": False,
+        "api_versions": ["monitoring.coreos.com/v1", "x.io/v1"],
+    }
+
+
+def test_a_bad_kube_version_option_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    g = _monitored(tmp_path)
+    args = ("review", "--repo", str(g.path), "--base", "develop", "--head", "pr")
+    proc = cli(*args, "--kube-version", "latest")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "chart-review: error: --kube-version: 'latest' is not a Kubernetes"
+    )

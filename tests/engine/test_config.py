@@ -92,3 +92,25 @@ def test_more_than_five_linked_repositories_is_an_error_naming_key_and_line() ->
 def test_a_wrong_links_setting_is_an_error_naming_key_and_line(text: str, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         parse_config(text)
+
+
+def test_kube_version_and_api_versions_are_read_as_helm_takes_them() -> None:
+    text = 'kube_version: "1.29"\napi_versions: [monitoring.coreos.com/v1, "b.io/v2,v1"]\n'
+    config = parse_config(text)
+    assert config.kube_version == "v1.29.0"
+    assert config.api_versions == ["b.io/v2", "monitoring.coreos.com/v1", "v1"]
+    assert parse_config(None).capabilities.cache_id == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        # YAML reads an unquoted 1.30 as the number 1.3: said, never rendered for Kubernetes 1.3.
+        ("kube_version: 1.30\n", r"line 1: 'kube_version': .*number 1.3: quote the version"),
+        ('kube_version: "latest"\n', r"line 1: 'kube_version': .*'latest' is not a Kubernetes"),
+        ("charts: [a]\napi_versions: [a b/v1]\n", r"line 2: 'api_versions': .*not an API version"),
+    ],
+)
+def test_a_bad_kube_or_api_version_is_an_error_naming_key_and_line(text: str, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        parse_config(text)

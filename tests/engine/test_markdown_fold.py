@@ -128,3 +128,17 @@ def test_a_section_with_a_body_of_its_own_stays_and_gets_only_the_new_findings()
         "### Probes: 1 failure; 2 already at base\n\n1 changes; unchanged: 3 pods\n\n<details>"
         in (text)
     )
+
+
+def test_the_report_says_what_kubernetes_it_rendered_for() -> None:
+    caps = {"kube_version": "v1.29.0", "kube_version_default": False, "api_versions": ["x.io/v1"]}
+    chart = ChartSummary("app", "app", "1.0.0", "1.0.1", ("default",), extra={"capabilities": caps})
+    text = to_markdown(Report("a" * 40, "b" * 40, "a" * 40, (chart,), ()), [])
+    assert (
+        "profiles default). Rendered for Kubernetes `v1.29.0`, with API versions `x.io/v1` "
+        "besides Helm's and the charts' CRDs." in text
+    )
+    helm_default = {**caps, "kube_version_default": True, "api_versions": []}
+    chart = replace(chart, extra={"capabilities": helm_default})
+    text = to_markdown(Report("a" * 40, "b" * 40, "a" * 40, (chart,), ()), [])
+    assert "Rendered for Kubernetes `v1.29.0` (Helm's default)." in text

@@ -49,3 +49,23 @@ def test_pull_numbers() -> None:
     assert pull_number("refs/pull/12/head") == 12
     assert pull_number("refs/pull/12/merge") is None
     assert pull_number("refs/heads/pull/12/head") is None
+
+
+def test_ct_s_target_branch_comes_after_the_configured_one_and_before_develop(
+    tmp_path: Path,
+) -> None:
+    g = repo_with(tmp_path, "develop", "integration")
+    repo = GitRepo(g.path)
+    ct_refs = ("main", "origin/main")  # a ct.yaml's `target-branch: main`
+    assert integration_branch(repo, target_refs=ct_refs) == Branch("main", g.sha("main"))
+    assert integration_branch(repo, "integration", target_refs=ct_refs) == Branch(
+        "integration", g.sha("integration")
+    )
+    # Only a clone's remote branch by that name: ct compares with <remote>/<target-branch> too.
+    assert integration_branch(repo, target_refs=("trunk", "origin/trunk")) == Branch(
+        "develop", g.sha("develop")
+    )
+    g.run_git("update-ref", "refs/remotes/origin/trunk", g.sha("main"))
+    assert integration_branch(repo, target_refs=("trunk", "origin/trunk")) == Branch(
+        "origin/trunk", g.sha("main")
+    )

@@ -115,6 +115,20 @@ def test_monorepo_board_has_one_table_per_touched_chart(tmp_path: Path) -> None:
     ]
 
 
+def test_charts_ct_yaml_leaves_out_are_not_on_the_board(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "repo")
+    write_chart(g, "charts/alpha", "alpha", "0.1.0")
+    write_chart(g, "charts/legacy", "legacy", "1.0.0")
+    write_chart(g, "tests/fixtures/broken", "broken", "0.0.1")
+    g.write("ct.yaml", "excluded-charts: [legacy]\n").commit("charts and a fixture")
+    g.branch("one")
+    for path in ("charts/alpha", "charts/legacy", "tests/fixtures/broken"):
+        g.write(f"{path}/values.yaml", "replicas: 9\n")
+    g.commit("touch all three")
+    doc = board_json(build_board(GitRepo(g.path), g.sha("develop"), [OpenPR(1, g.sha("one"))]))
+    assert [c["path"] for c in doc["charts"]] == ["charts/alpha"]
+
+
 def test_a_pr_that_branched_before_a_chart_existed_does_not_remove_it(tmp_path: Path) -> None:
     g = GitBuilder(tmp_path / "repo")
     write_chart(g, "charts/alpha", "alpha", "0.1.0").commit("alpha")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import json
+import re
+import tarfile
 import threading
+import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,10 +22,25 @@ from bot.engine.chart.schemas import SCHEMA_FILE, archive_escape, schema_escape
 from bot.engine.chart.selection import chart_meta
 from bot.engine.config import Config
 from bot.engine.context import ChartRenders, Rendered, RenderError
-from bot.engine.manifests import ManifestError, parse_rendered, pod_templates, template_repo_path
-from bot.engine.profiles import Profile, check_values_size, discover_profiles, load_values
+from bot.engine.manifests import (
+    Document,
+    ManifestError,
+    parse_rendered,
+    pod_templates,
+    template_repo_path,
+)
+from bot.engine.profiles import (
+    MAX_VALUES_BYTES,
+    Profile,
+    check_values_size,
+    discover_profiles,
+    load_values,
+)
 from bot.engine.report import RenderErrorEntry
+from bot.engine.yaml import bounded
+from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.repo import GitRepo, GitTree
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities, crd_api_versions
 from bot.lru import BoundedCache
 from bot.render.base import RENDER_WORKERS, Renderer, RenderFailure
 from bot.render.cache import CachedRender, CacheKey, RenderCache
@@ -30,6 +49,27 @@ SIDES = ("base", "head")
 # Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
 _VENDORED: BoundedCache[str, str | None] = BoundedCache(4096)
 _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
+# Helm's CRD files (`Chart.CRDObjects`): under the chart's or a subchart's `crds/`, a manifest by
+# its extension; in a vendored archive, under its top directory.
+_CRD_FILE_RE = re.compile(r"^(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
+_ARCHIVED_CRD_RE = re.compile(r"^[^/]+/(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
+_TEMPLATE_RE = re.compile(r"^(?:charts/[^/]+/)*templates/")
+# How a template asks for API versions, however it reaches `.Capabilities` (`$.Capabilities`,
+# `.context.Capabilities`, `$caps := .Capabilities`).
+_ASKS_API_VERSIONS = b"APIVersions"
+# Template blob id → whether it asks; CRD file or vendored archive blob id → its API versions.
+_ASKS: BoundedCache[str, bool] = BoundedCache(16384)
+_CRD_VERSIONS: BoundedCache[str, tuple[str, ...]] = BoundedCache(4096)
+
+
+@dataclass(frozen=True)
+class _SideCapabilities:
+    """A side's capabilities: the review's, plus what its chart's `crds/` define. `asks`: some
+    template reads `.Capabilities.APIVersions`; if none does, no API version can change a render,
+    and none is added (which would only split the render cache)."""
+
+    capabilities: Capabilities
+    asks: bool
 
 
 @dataclass(frozen=True)
@@ -54,13 +94,15 @@ def render_chart(
     repo: GitRepo,
     release: str,
     namespace: str,
+    capabilities: Capabilities = DEFAULT_CAPABILITIES,
 ) -> ChartRenders:
+    """`capabilities` are the review's own (config, command line); each side adds its chart's CRDs."""
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
     unvalidated: dict[str, dict[str, str]] = {}
     all_profiles: dict[str, Profile] = {}
     pending: dict[str, dict[str, Future[Rendered]]] = {}
-    jobs: list[list[tuple[str, str, GitTree, Profile, _Archiver]]] = []
+    jobs: list[list[tuple[str, str, GitTree, Profile, _Archiver, _SideCapabilities]]] = []
     for side in SIDES:
         if not source.exists(side):
             continue
@@ -78,13 +120,14 @@ def render_chart(
             continue
         unvalidated[side] = unsafe_schemas(tree, source.path)
         archiver = _Archiver(repo, tree, source.path, frozenset(unvalidated[side]))
-        jobs.append([(side, n, tree, p, archiver) for n, p in profiles.items()])
+        caps = chart_capabilities(repo, tree, source.path, capabilities)
+        jobs.append([(side, n, tree, p, archiver, caps) for n, p in profiles.items()])
     # Sides alternate, so one worker builds the head's archive while another builds the base's.
     for batch in itertools.zip_longest(*jobs):
         for job in batch:
             if job is None:
                 continue
-            side, name, tree, profile, archiver = job
+            side, name, tree, profile, archiver, caps = job
             pending.setdefault(side, {})[name] = _POOL.submit(
                 render_profile,
                 tree,
@@ -95,6 +138,7 @@ def render_chart(
                 cache,
                 release,
                 namespace,
+                caps,
             )
     for side, futures in pending.items():
         sides[side].update({name: future.result() for name, future in futures.items()})
@@ -234,22 +278,64 @@ def render_profile(
     cache: RenderCache,
     release: str,
     namespace: str,
+    caps: _SideCapabilities | None = None,
 ) -> Rendered:
+    caps = caps or _SideCapabilities(DEFAULT_CAPABILITIES, asks=False)
     try:
         values, values_id = profile_values(tree, profile)
     except RenderFailure as exc:
         return Rendered(profile.name, error=RenderError(exc.template, exc.line, exc.message))
-    key = CacheKey(tree.tree_id(chart_dir) or "", values_id, renderer.version, release, namespace)
+    render = partial(
+        _render_cached,
+        tree.tree_id(chart_dir) or "",
+        values_id,
+        values,
+        archiver,
+        renderer,
+        cache,
+        release,
+        namespace,
+    )
+    done = partial(_rendered, profile.name, values, chart_dir, namespace)
+    rendered = done(render(caps.capabilities))
+    more = _new_api_versions(rendered.documents, caps)
+    if more:
+        # The templates define CRDs and ask `.Capabilities.APIVersions`: rendered again as they
+        # would be once those CRDs are installed (an upgrade, or a cluster that has them).
+        rendered = done(render(caps.capabilities.adding(more)))
+    return rendered
+
+
+def _render_cached(
+    tree_id: str,
+    values_id: str,
+    values: Mapping[str, Any],
+    archiver: _Archiver,
+    renderer: Renderer,
+    cache: RenderCache,
+    release: str,
+    namespace: str,
+    capabilities: Capabilities,
+) -> CachedRender:
+    key = CacheKey(tree_id, values_id, renderer.version, release, namespace, capabilities.cache_id)
     hit = cache.get(key)
     if hit is None:
+        # A renderer is told capabilities only when they differ from its defaults.
+        extra = (capabilities,) if capabilities.cache_id else ()
         try:
             hit = CachedRender(
-                renderer.render(archiver.archive(), values, release, namespace), None
+                renderer.render(archiver.archive(), values, release, namespace, *extra), None
             )
         except RenderFailure as failure:
             hit = CachedRender(None, failure)
         if hit.error is None or not hit.error.transient:
             cache.put(key, hit)
+    return hit
+
+
+def _rendered(
+    profile: str, values: Mapping[str, Any], chart_dir: str, namespace: str, hit: CachedRender
+) -> Rendered:
     if hit.error is not None or hit.manifests is None:
         err = hit.error or RenderFailure("no output")
         template = (
@@ -257,18 +343,98 @@ def render_profile(
             if err.template and "/" in err.template
             else err.template
         )
-        return Rendered(
-            profile.name, error=RenderError(template, err.line, err.message), values=values
-        )
+        return Rendered(profile, error=RenderError(template, err.line, err.message), values=values)
     try:
         docs = parse_rendered(hit.manifests, chart_dir, namespace)
     except ManifestError as exc:
-        return Rendered(
-            profile.name, error=RenderError(exc.template, exc.line, str(exc)), values=values
-        )
+        return Rendered(profile, error=RenderError(exc.template, exc.line, str(exc)), values=values)
     # Here, while the other workers render: most checks read a render's pod templates.
     pod_templates(docs)
-    return Rendered(profile.name, documents=docs, values=values)
+    return Rendered(profile, documents=docs, values=values)
+
+
+def chart_capabilities(
+    repo: GitRepo, tree: GitTree, chart_dir: str, capabilities: Capabilities
+) -> _SideCapabilities:
+    """As Helm installs a chart: the CRDs of `crds/` (its own, unpacked and vendored subcharts')
+    first, so their API versions are there when the templates render. Read from the files, not
+    rendered (Helm does not template them). A disabled subchart's CRDs count too: which
+    subcharts are enabled depends on the values, and the cost is only an API version too many."""
+    entries = _chart_entries(tree, chart_dir)
+    vendored = [oid for rel, oid in entries.items() if _vendored(rel, "")]
+    templates = [oid for rel, oid in entries.items() if _TEMPLATE_RE.match(rel)]
+    # A vendored archive's templates are not read: it is taken to ask.
+    if not vendored and not _any_asks(repo, templates):
+        return _SideCapabilities(capabilities, asks=False)
+    found = [
+        version
+        for rel, oid in entries.items()
+        if _CRD_FILE_RE.match(rel)
+        for version in _CRD_VERSIONS.get_or_make(oid, partial(_file_versions, repo, oid))
+    ]
+    for oid in vendored:
+        found += _CRD_VERSIONS.get_or_make(oid, partial(_archived_versions, repo, oid))
+    return _SideCapabilities(capabilities.adding(found), asks=True)
+
+
+def _chart_entries(tree: GitTree, chart_dir: str) -> dict[str, str]:
+    """The chart's files Helm loads, by path relative to the chart → blob id."""
+    prefix = chart_dir.rstrip("/") + "/" if chart_dir not in ("", ".") else ""
+    rules = parse_rules((tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
+    out = {}
+    for path in tree.paths(chart_dir):
+        entry, rel = tree.entry(path), path[len(prefix) :]
+        if entry is not None and entry.kind == "blob" and not ignored(rel, rules):
+            out[rel] = entry.oid
+    return out
+
+
+def _any_asks(repo: GitRepo, oids: list[str]) -> bool:
+    unknown = [oid for oid in oids if _ASKS.get(oid) is None]
+    for oid, data in zip(unknown, repo.blobs(unknown) if unknown else [], strict=True):
+        _ASKS.put(oid, _ASKS_API_VERSIONS in data)
+    return any(_ASKS.get(oid) for oid in oids)
+
+
+def _file_versions(repo: GitRepo, oid: str) -> tuple[str, ...]:
+    data = repo.blob(oid)
+    return _text_versions(data) if len(data) <= MAX_VALUES_BYTES else ()
+
+
+def _text_versions(data: bytes) -> tuple[str, ...]:
+    """The API versions the CRDs of one file define; none from a file that is not YAML (Helm says
+    so itself when it installs it)."""
+    try:
+        docs = bounded.load_all(data.decode("utf-8", errors="replace"))
+    except YAML_FAILURES:
+        return ()
+    return tuple(v for doc in docs if isinstance(doc, Mapping) for v in crd_api_versions(doc))
+
+
+def _archived_versions(repo: GitRepo, oid: str) -> tuple[str, ...]:
+    """A vendored subchart's `crds/` (the tree check has bounded what the archive unpacks to)."""
+    found: list[str] = []
+    try:
+        with tarfile.open(fileobj=io.BytesIO(repo.blob(oid)), mode="r:*") as tar:
+            for member in tar:
+                if not member.isfile() or member.size > MAX_VALUES_BYTES:
+                    continue
+                if _ARCHIVED_CRD_RE.match(member.name):
+                    handle = tar.extractfile(member)
+                    found += _text_versions(handle.read()) if handle is not None else ()
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
+        pass  # not an archive Helm can read either: it says so itself
+    return tuple(found)
+
+
+def _new_api_versions(docs: tuple[Document, ...], caps: _SideCapabilities) -> tuple[str, ...]:
+    """API versions that the CRDs a render defines add to those it was rendered with."""
+    if not caps.asks:
+        return ()
+    found = {
+        v for d in docs if d.kind == "CustomResourceDefinition" for v in crd_api_versions(d.body)
+    }
+    return tuple(sorted(found - set(caps.capabilities.api_versions)))
 
 
 def render_error_entries(renders: ChartRenders) -> tuple[RenderErrorEntry, ...]:

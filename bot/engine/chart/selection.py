@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from bot.engine.chart.files import ChartMeta, all_chart_dirs, read_chart_meta
+from bot.engine.chart.files import CHART_FILE, ChartMeta, all_chart_dirs, read_chart_meta
+from bot.engine.ct_config import NO_CT, CtConfig
 from bot.errors import ChartReviewError
-from bot.git.objects import ChangedFile
+from bot.git.objects import ChangedFile, Tree
 from bot.git.repo import GitTree
 
 
@@ -24,20 +25,54 @@ def owning_chart(path: str, dirs: Sequence[str]) -> str | None:
     return best
 
 
+def ct_chart_dirs(paths: Iterable[str], ct: CtConfig) -> list[str]:
+    """The charts by chart-testing's rule: a `Chart.yaml` directly in a directory directly under
+    one of the chart dirs (`charts/<name>/Chart.yaml`), not an excluded chart. Test fixtures,
+    nested examples and vendored subcharts are deeper, so they are not charts to review."""
+    return [d for d in _in_chart_dirs(paths, ct.chart_dirs) if not ct.excludes(d)]
+
+
+def _in_chart_dirs(paths: Iterable[str], chart_dirs: Sequence[str]) -> list[str]:
+    found = set()
+    for path in paths:
+        if not path.endswith("/" + CHART_FILE):
+            continue  # a Chart.yaml at the root is in no chart dir: ct's charts are one level down
+        directory = path[: -len(CHART_FILE) - 1]
+        parent = directory.rsplit("/", 1)[0] if "/" in directory else "."
+        if parent in chart_dirs:
+            found.add(directory)
+    return sorted(found)
+
+
+def reviewable_dirs(trees: Sequence[Tree], ct: CtConfig = NO_CT) -> list[str]:
+    """The chart directories of the trees by the repository's rule: its `ct.yaml`'s when it has
+    one, else every directory with a `Chart.yaml` (less vendored subcharts). A `ct.yaml` whose
+    chart dirs hold no chart at all is not the repository's layout (ct would test nothing), so
+    it is not taken to mean "review nothing"."""
+    everything = sorted({d for t in trees for d in all_chart_dirs(t.paths())})
+    if ct.source is None:
+        return everything
+    in_dirs = sorted({d for t in trees for d in _in_chart_dirs(t.paths(), ct.chart_dirs)})
+    return [d for d in in_dirs if not ct.excludes(d)] if in_dirs else everything
+
+
 def chart_dirs(
     base: GitTree,
     head: GitTree,
     changes: Sequence[ChangedFile],
     requested: Sequence[str],
     every: bool,
+    ct: CtConfig = NO_CT,
 ) -> list[str]:
-    known = sorted(set(all_chart_dirs(base.paths())) | set(all_chart_dirs(head.paths())))
     if requested:
+        # Asked for by name, any directory with a Chart.yaml is reviewed, ct's rules or not.
+        anywhere = reviewable_dirs((base, head))
         wanted = [r.strip("/") or "." for r in requested]
-        missing = [r for r in wanted if r not in known]
+        missing = [r for r in wanted if r not in anywhere]
         if missing:
             raise ChartError(f"--chart {missing[0]}: no Chart.yaml there at base or head")
         return wanted
+    known = reviewable_dirs((base, head), ct)
     if every:
         return known
     touched = set()

@@ -148,6 +148,8 @@ def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:
                 f"at base, so not this PR's doing: {_where(head)}: {head.message}",
                 head,
             )
+    if head is not None and head.unavailable and (base is None or base.unavailable):
+        return _unavailable(r, profile, head, base)
     if head is not None and base is None:
         why = "where the base rendered" if profile in r.base else "(a profile this PR adds)"
         return _finding(
@@ -193,6 +195,36 @@ def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:
             None,
         )
     return None
+
+
+def _unavailable(
+    r: ChartRenders, profile: str, head: RenderError, base: RenderError | None
+) -> Finding:
+    """A dependency the review does not have (declared, not committed under charts/): the chart
+    could not be looked at on this profile, which is no defect of the PR's templates. New at head
+    (the PR adds the dependency, or the profile), a warning that says so; as at base, a notice."""
+    if base is not None:
+        return _finding(
+            r.path,
+            profile,
+            Severity.NOTICE,
+            "fails-both",
+            f"{r.path} not rendered on profile {profile}, at base too: a dependency is missing",
+            f"profile {profile}: not rendered at base or head, so not this PR's doing: "
+            f"{_where(head)}: {head.message}",
+            head,
+        )
+    return _finding(
+        r.path,
+        profile,
+        Severity.WARNING,
+        "dependency-unavailable",
+        f"{r.path} not rendered on profile {profile}: a dependency is missing",
+        f"profile {profile}: the head could not be rendered, so nothing on it was checked: "
+        f"{_where(head)}: {head.message}. This is no defect of the chart: the review renders the "
+        "dependencies the PR commits (under charts/), and this one it does not have.",
+        head,
+    )
 
 
 def _as_at_base(r: ChartRenders, head: RenderError) -> str | None:

@@ -56,6 +56,9 @@ class RenderError:
     template: str | None
     line: int | None
     message: str
+    # A dependency the review did not have (not committed under charts/): the chart could not be
+    # looked at, which says nothing about its templates.
+    unavailable: bool = False
 
 
 @dataclass(frozen=True)

@@ -99,11 +99,20 @@ def missing_dependencies(metadata: Mapping[str, Any], loaded: list[dict[str, Any
     return [str(d.get("name")) for d in declared if d.get("name") not in present]
 
 
+# What a render failure says when a dependency is not in the chart: the review did not fetch it, so
+# nothing of the chart's own could be checked (not a defect of its templates).
+DEPENDENCY_MISSING = "is declared in Chart.yaml but missing from charts/"
+
+
+def is_dependency_missing(message: str) -> bool:
+    return DEPENDENCY_MISSING in message
+
+
 def dependency_failure(archive: bytes, names: list[str]) -> RenderFailure:
     line = _declaration_line(archive, names[0])
     listed = ", ".join(names)
     return RenderFailure(
-        f"dependency {listed} is declared in Chart.yaml but missing from charts/ "
+        f"dependency {listed} {DEPENDENCY_MISSING} "
         "(`helm dependency build` fetches it; the review renders only what the PR commits)",
         f"{ARCHIVE_ROOT}/Chart.yaml",
         line,

@@ -100,7 +100,9 @@ def changes(base: Mapping[str, PodView], head: Mapping[str, PodView]) -> list[Ch
     for old in list(removed):
         new = _rename_of(old, added)
         twins = sum(view.signature == old.signature for view in removed)
-        if new is not None and twins == 1:
+        if new is None or twins != 1:
+            new = _renamed_in_place(old, added)
+        if new is not None:
             removed.remove(old)
             added.remove(new)
             found.append(Change(ChangeKind.RENAMED, old, new))
@@ -113,6 +115,20 @@ def _rename_of(old: PodView, added: list[PodView]) -> PodView | None:
     # Only an unambiguous match is a rename: two candidates could be a rename and an addition
     # in either order, and saying which would be a guess.
     candidates = [view for view in added if view.signature == old.signature]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _renamed_in_place(old: PodView, added: list[PodView]) -> PodView | None:
+    """Where the signature alone is ambiguous (two test pods of one template, each with one
+    `wget` container): the pod of the same template whose name holds the old one, or is held by
+    it (`-metrics` → `-metrics-test`), if exactly one does."""
+    candidates = [
+        view
+        for view in added
+        if view.signature == old.signature
+        and view.doc.template == old.doc.template
+        and (old.doc.name in view.doc.name or view.doc.name in old.doc.name)
+    ]
     return candidates[0] if len(candidates) == 1 else None
 
 

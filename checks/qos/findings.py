@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from bot.engine.manifests import container_name_line, find_line
 from bot.engine.report import Finding, Severity
@@ -58,6 +59,20 @@ TITLE_QUOTA = "{key}: {who} lacks {fields} under a ResourceQuota on {profile}"
 ALREADY = " This was already so at base."
 AT_BASE = "at base, "
 UNKNOWN_CAUSE = "the summed requests differ from the summed limits"
+
+
+TEST_HOOK_NOTE = (
+    "It is a `helm test` hook pod, which runs only on `helm test`: a notice, not a finding "
+    "about the release."
+)
+
+
+def is_test_hook(body: Mapping[str, Any]) -> bool:
+    """Whether a rendered object is a `helm.sh/hook: test` (or the old `test-success`) hook."""
+    annotations = (body.get("metadata") or {}).get("annotations") or {}
+    hooks = annotations.get("helm.sh/hook") if isinstance(annotations, Mapping) else None
+    names = {h.strip() for h in hooks.split(",")} if isinstance(hooks, str) else set()
+    return bool(names & {"test", "test-success", "test-failure"})
 
 
 @dataclass(frozen=True)
@@ -260,9 +275,16 @@ def _finding(
     where: Where,
     data: Mapping[str, object],
 ) -> Finding:
+    severity = SEVERITY[rule]
+    if is_test_hook(view.doc.body) and severity is not Severity.NOTICE:
+        # A `helm test` pod runs only when someone runs `helm test`, and is gone after: its QoS
+        # class costs the cluster nothing while the release runs.
+        severity = Severity.NOTICE
+        message = f"{message} {TEST_HOOK_NOTE}"
+        data = {**data, "test_hook": True}
     return Finding(
         check=CHECK,
-        severity=SEVERITY[rule],
+        severity=severity,
         rule=rule,
         title=title,
         message=message,

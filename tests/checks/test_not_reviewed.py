@@ -91,3 +91,38 @@ def test_a_new_profile_failing_as_the_base_failed_is_not_the_prs_doing(tmp_path:
     assert render[("fails-both", "vpa")].severity is Severity.NOTICE
     assert "as profile burst already did at base" in render[("fails-both", "vpa")].message
     assert not report.failed
+
+
+def test_a_dependency_the_pr_adds_is_no_render_failure(tmp_path: Path) -> None:
+    """A PR that adds a dependency from a chart repository cannot be rendered without fetching it:
+    the chart is not reviewed (a warning on each profile, and the chart named so), never a
+    'fails to render' failure the PR's templates did not cause."""
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.commit("app 1.0.0")
+    g.branch("pr").write("app/Chart.yaml", CHART_WITH_DEPENDENCY).commit("add redis-ha")
+    report = review(g)
+    assert not report.failed
+    render = sorted((f.rule, f.subject, f.severity) for f in report.findings if f.check == "render")
+    assert render == [
+        ("dependency-unavailable", "burst, equal", Severity.WARNING),  # one finding, both profiles
+        ("not-reviewed", None, Severity.WARNING),
+    ]
+    assert report.charts[0].not_reviewed is not None
+
+
+def test_another_missing_dependency_at_head_is_still_not_the_prs_doing(tmp_path: Path) -> None:
+    """At base one dependency is missing, at head two (the PR adds one): the messages differ, but
+    both sides lack what the review never fetches, so it is folded as already so at base."""
+    two = CHART_WITH_DEPENDENCY + "  - name: redis\n    version: 18.1.2\n"
+    two += "    repository: https://charts.example.test\n"
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    g.write("app/Chart.yaml", CHART_WITH_DEPENDENCY).commit("app with a dependency")
+    g.branch("pr").write("app/Chart.yaml", two).commit("and redis")
+    report = review(g)
+    render = [f for f in report.findings if f.check == "render" and f.rule != "not-reviewed"]
+    assert {f.rule for f in render} == {"fails-both"}
+    assert all(f.severity is Severity.NOTICE and f.data.get("preexisting") for f in render)

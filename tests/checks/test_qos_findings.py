@@ -203,3 +203,48 @@ def test_pod_level_resources_answer_the_quota() -> None:
         "      containers:", "      resources: {limits: {cpu: '1', memory: 1Gi}}\n      containers:"
     )
     assert [f for f in _run(None, QUOTA + "---\n" + pod_level) if f.rule == "quota"] == []
+
+
+TEST_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  annotations: {{"helm.sh/hook": {hook}}}
+spec:
+  containers:
+    - name: wget
+      image: busybox
+"""
+
+
+def test_twin_pods_renamed_in_place_are_renames() -> None:
+    """Seen on a real chart: two `helm test` pods of one template, each with one `wget` container,
+    renamed `-metrics` → `-metrics-test` and `-webhook` → `-webhook-test`. The signature alone
+    cannot pair them; the names can, and nothing was added."""
+
+    def pods(suffix: str) -> str:
+        return "---\n".join(
+            TEST_POD.format(name=f"op-{n}{suffix}", hook="test") for n in ("metrics", "webhook")
+        )
+
+    found = _run(pods(""), pods("-test"))
+    assert sorted((f.rule, f.subject) for f in found) == [
+        ("renamed", "Pod/tracebloc/op-metrics-test"),
+        ("renamed", "Pod/tracebloc/op-webhook-test"),
+    ]
+
+
+def test_a_new_best_effort_helm_test_pod_is_a_notice() -> None:
+    [finding] = _run(WEB_G, WEB_G + "---\n" + TEST_POD.format(name="web-test", hook='"test"'))
+    assert (finding.rule, finding.severity) == ("new-besteffort", Severity.NOTICE)
+    assert finding.message.endswith(
+        "It is a `helm test` hook pod, which runs only on `helm test`: a notice, not a finding "
+        "about the release."
+    )
+    assert finding.data["test_hook"] is True
+
+
+def test_a_new_best_effort_pod_of_another_hook_still_warns() -> None:
+    hooked = TEST_POD.format(name="migrate", hook="pre-install,pre-upgrade")
+    [finding] = _run(WEB_G, WEB_G + "---\n" + hooked)
+    assert (finding.rule, finding.severity) == ("new-besteffort", Severity.WARNING)

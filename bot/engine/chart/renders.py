@@ -42,7 +42,7 @@ from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.repo import GitRepo, GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities, crd_api_versions
 from bot.lru import BoundedCache
-from bot.render.base import RENDER_WORKERS, Renderer, RenderFailure
+from bot.render.base import RENDER_WORKERS, Renderer, RenderFailure, is_dependency_missing
 from bot.render.cache import CachedRender, CacheKey, RenderCache
 
 SIDES = ("base", "head")
@@ -343,7 +343,9 @@ def _rendered(
             if err.template and "/" in err.template
             else err.template
         )
-        return Rendered(profile, error=RenderError(template, err.line, err.message), values=values)
+        missing = is_dependency_missing(err.message)
+        error = RenderError(template, err.line, err.message, unavailable=missing)
+        return Rendered(profile, error=error, values=values)
     try:
         docs = parse_rendered(hit.manifests, chart_dir, namespace)
     except ManifestError as exc:

@@ -118,16 +118,17 @@ def review_change(engine: Engine, change: MergedChange, charts: tuple[str, ...])
 
 
 def progress(done: int, total: int, row: ReplayRow) -> None:
+    """One line on a terminal, rewritten per change; nothing when stderr is a file or a pipe (a
+    CI log or a script), where a line per change is only noise."""
+    if not sys.stderr.isatty():
+        return
     pr = f" #{row.change.number}" if row.change.number else ""
     line = (
         f"replay [{done}/{total}] {row.change.commit[:12]}{pr} "
         f"{VERDICT_ICON[row.verdict]} {row.verdict} {row.seconds:.2f} s"
     )
-    if sys.stderr.isatty():
-        end = "\n" if done == total else ""
-        sys.stderr.write(f"\r\x1b[2K{line}{end}")
-    else:
-        sys.stderr.write(line + "\n")
+    end = "\n" if done == total else ""
+    sys.stderr.write(f"\r\x1b[2K{line}{end}")
     sys.stderr.flush()
 
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +61,38 @@ def test_each_change_to_a_chart_is_reviewed_newest_first(g: GitBuilder) -> None:
     assert out["summary"]["errors"] == []
 
 
-def test_progress_is_a_line_per_change_on_stderr(g: GitBuilder) -> None:
+def on_a_terminal(*args: str) -> str:
+    """What the command writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", *args], stdout=subprocess.DEVNULL, stderr=follower
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the last holder of the terminal has gone
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=120) == 0
+    return b"".join(chunks).decode()
+
+
+def test_progress_is_one_line_rewritten_on_a_terminal(g: GitBuilder) -> None:
+    err = on_a_terminal("replay", "--repo", str(g.path))
+    steps = [s for s in err.replace("\x1b[2K", "").split("\r") if s.startswith("replay [")]
+    assert len(steps) == 2
+    assert steps[0].startswith("replay [1/2]") and "#3" in steps[0] and "pass" in steps[0]
+    assert steps[1].startswith("replay [2/2]") and "failure" in steps[1]
+
+
+def test_no_progress_when_stderr_is_no_terminal(g: GitBuilder) -> None:
     _, err = replay(g)
-    lines = [line for line in err.splitlines() if line.startswith("replay [")]
-    assert len(lines) == 2
-    assert lines[0].startswith("replay [1/2]") and "#3" in lines[0] and "pass" in lines[0]
-    assert lines[1].startswith("replay [2/2]") and "failure" in lines[1]
+    assert "replay [" not in err
 
 
 def test_markdown_has_a_row_per_change_and_a_summary(g: GitBuilder) -> None:

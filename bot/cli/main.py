@@ -13,7 +13,9 @@ from typing import NoReturn
 
 from bot import __version__
 from bot.app.settings import render_limits
+from bot.cli import list_changed as list_changed_cli
 from bot.cli import qos as qos_cli
+from bot.cli import render_cmd as render_cli
 from bot.cli import replay as replay_cli
 from bot.cli import versions as versions_cli
 from bot.cli.cache_dir import open_cache
@@ -25,11 +27,12 @@ from bot.cli.open_prs import (
     discovery_from,
     head_number,
 )
-from bot.cli.report_writer import ReportWriter
+from bot.cli.report_writer import FORMATS, ReportWriter
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.context import PullRequestInfo
 from bot.engine.ct_config import load_ct_config
 from bot.engine.publisher import Publisher
+from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
@@ -42,6 +45,12 @@ from checks import REGISTRY
 EXIT_OK, EXIT_FAILURE, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "chart-review"
 INTERNAL_ERROR = "internal error, please report it with the traceback above: {error}"
+# `--fail-on`: the severities that make `review` exit 1. Notices never do.
+FAIL_ON = {
+    "failure": frozenset({Severity.FAILURE}),
+    "warning": frozenset({Severity.FAILURE, Severity.WARNING}),
+    "never": frozenset(),
+}
 
 
 class Parser(argparse.ArgumentParser):
@@ -101,8 +110,20 @@ def add_review(sub: argparse._SubParsersAction) -> None:
         "(repeatable, comma-separated; replaces the config's api_versions)",
     )
     p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
-    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="markdown",
+        help="markdown for people, json (schema 1), sarif (2.1.0, for code scanning) or github "
+        "(workflow-command annotations) (default: markdown)",
+    )
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument(
+        "--fail-on",
+        choices=list(FAIL_ON),
+        default="failure",
+        help="exit 1 on a failure finding (default), on a warning or failure, or never",
+    )
     p.add_argument("--cache-dir", metavar="DIR", help="keep renders here between runs")
     p.add_argument(
         "--explain", action="store_true", help="also say what the checks considered and left alone"
@@ -201,7 +222,14 @@ def run_review(args: argparse.Namespace) -> int:
     result = engine.review(review_input(args, repo), explain=args.explain)
     writer: Publisher = ReportWriter(args.format, REGISTRY.sections(), args.output, args.explain)
     writer.publish(result)
-    return EXIT_FAILURE if result.report.failed else EXIT_OK
+    return exit_status(result.report, args.fail_on)
+
+
+def exit_status(report: Report, fail_on: str = "failure") -> int:
+    """What `review` exits with once the report is out: 1 when a finding is as severe as
+    `--fail-on` asks."""
+    failing = FAIL_ON[fail_on]
+    return EXIT_FAILURE if any(f.severity in failing for f in report.findings) else EXIT_OK
 
 
 def add_demo(sub: argparse._SubParsersAction) -> None:
@@ -262,6 +290,8 @@ def build_parser() -> Parser:
     qos_cli.add_parser(sub)
     versions_cli.add_parser(sub)
     replay_cli.add_parser(sub)
+    render_cli.add_parser(sub)
+    list_changed_cli.add_parser(sub)
     add_demo(sub)
     add_app(sub)
     return parser
@@ -280,7 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - a bug: say so, never pass it off as a usage error
         traceback.print_exc()  # to stderr whatever logging is set up: the report needs it
-        print(f"{PROG}: {INTERNAL_ERROR.format(error=f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+        print(
+            f"{PROG}: {INTERNAL_ERROR.format(error=f'{type(exc).__name__}: {exc}')}",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 

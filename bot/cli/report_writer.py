@@ -1,4 +1,5 @@
-"""The command line's Publisher: the report as markdown or JSON (schema 1), to stdout or a file."""
+"""The command line's Publisher: the report as markdown, JSON (schema 1), SARIF 2.1.0 or GitHub
+workflow commands, to stdout or a file."""
 
 from __future__ import annotations
 
@@ -7,16 +8,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.cli.annotations import github_text
 from bot.cli.errors import UsageError
+from bot.cli.sarif import sarif_text
 from bot.engine.markdown import Section, to_markdown
 from bot.engine.review import ReviewResult
 
 EXPLAIN_HEADING = "\n### Considered and left alone\n\n"
+# Every `--format` of `review`: for people, the stable JSON report, code scanning, workflow annotations.
+FORMATS = ("markdown", "json", "sarif", "github")
 
 
 @dataclass(frozen=True)
 class ReportWriter:
-    fmt: str  # markdown | json
+    fmt: str  # one of FORMATS
     sections: Sequence[Section]
     output: str | None = None  # a file; None → stdout
     explain: bool = False
@@ -27,6 +32,10 @@ class ReportWriter:
     def text(self, result: ReviewResult) -> str:
         if self.fmt == "json":
             return result.report.to_json_text()
+        if self.fmt == "sarif":
+            return sarif_text(result.report, {s.name: s.title for s in self.sections})
+        if self.fmt == "github":
+            return github_text(result.report)
         text = to_markdown(result.report, self.sections)
         if self.explain and result.explanations:
             text += EXPLAIN_HEADING + "\n".join(f"- {line}" for line in result.explanations) + "\n"

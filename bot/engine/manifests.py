@@ -48,10 +48,17 @@ def is_manifest_template(name: str) -> bool:
     return not (base == "NOTES.txt" or base.startswith("_"))
 
 
-def template_repo_path(rendered_name: str, chart_dir: str) -> str:
+def template_repo_path(
+    rendered_name: str, chart_dir: str, placed: Mapping[str, str] | None = None
+) -> str:
     """Helm names templates `<chart name>/templates/x.yaml`; the repository knows them under the chart's
-    directory, whatever the chart is called."""
+    directory, whatever the chart is called. A `file://` dependency copied into the archive under
+    `charts/NAME/` (`placed`: that prefix → its directory in the repository) is named where it
+    really is, so a finding in a library's template points at a file that exists."""
     _, _, rest = rendered_name.partition("/")
+    for prefix in sorted(placed or (), key=len, reverse=True):
+        if rest.startswith(prefix):
+            return f"{(placed or {})[prefix]}/{rest[len(prefix):]}".lstrip("/")
     return f"{chart_dir}/{rest}" if chart_dir not in ("", ".") else rest
 
 
@@ -73,7 +80,10 @@ def _parse_cached(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
 
 
 def parse_rendered(
-    rendered: Mapping[str, str], chart_dir: str, namespace: str
+    rendered: Mapping[str, str],
+    chart_dir: str,
+    namespace: str,
+    placed: Mapping[str, str] | None = None,
 ) -> tuple[Document, ...]:
     """Every object of a render, in template order. Objects without a kind or name are skipped:
     Kubernetes would reject them and they key nothing."""
@@ -81,7 +91,7 @@ def parse_rendered(
     for name in sorted(rendered):
         if not is_manifest_template(name):
             continue
-        template = template_repo_path(name, chart_dir)
+        template = template_repo_path(name, chart_dir, placed)
         for body in load_documents(rendered[name], template):
             kind, meta = body.get("kind"), body.get("metadata")
             if not isinstance(kind, str) or not isinstance(meta, dict):

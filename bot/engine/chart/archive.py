@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import gzip
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from bot.errors import ChartReviewError
 from bot.git.repo import SUBMODULE, SYMLINK, Entry, GitRepo
@@ -34,17 +35,32 @@ def _all(_: str) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Layer:
+    """A chart directory's files placed at `prefix` inside the archive's chart: a `file://`
+    dependency at `charts/NAME/`. `keep` filters as chart_archive's does, by the path relative to
+    `directory`."""
+
+    directory: str
+    prefix: str
+    keep: Callable[[str], bool] = _all
+
+
 def chart_archive(
-    repo: GitRepo, commit: str, directory: str, keep: Callable[[str], bool] = _all
+    repo: GitRepo,
+    commit: str,
+    directory: str,
+    keep: Callable[[str], bool] = _all,
+    layers: Sequence[Layer] = (),
 ) -> bytes:
-    """`directory` at `commit` as a gzip archive of `chart/...`. Every entry is checked first;
-    `keep` filters on the path relative to the directory (`.helmignore`)."""
-    prefix = directory.rstrip("/") + "/" if directory not in ("", ".") else ""
-    entries = [(p, e) for p, e in repo.listing(commit).items() if p.startswith(prefix)]
-    for path, entry in entries:
-        check_entry(path, entry)
+    """`directory` at `commit` as a gzip archive of `chart/...`, with each of `layers` added under
+    it. Every entry is checked first; `keep` filters on the path relative to the directory
+    (`.helmignore`)."""
+    listing = repo.listing(commit)
     wanted = [
-        (p[len(prefix) :], e) for p, e in entries if e.kind == "blob" and keep(p[len(prefix) :])
+        (f"{layer.prefix}{relative}", entry)
+        for layer in (Layer(directory, "", keep), *layers)
+        for relative, entry in _layer_entries(listing, layer)
     ]
     # What the archive holds, exactly: the same key always builds the same chart.
     key = tuple((relative, entry.mode, entry.oid) for relative, entry in wanted)
@@ -55,6 +71,18 @@ def chart_archive(
     if len(archive) <= _ARCHIVE_MAX:
         _ARCHIVES.put(key, archive)
     return archive
+
+
+def _layer_entries(listing: Mapping[str, Entry], layer: Layer) -> list[tuple[str, Entry]]:
+    prefix = layer.directory.rstrip("/") + "/" if layer.directory not in ("", ".") else ""
+    entries = [(p, e) for p, e in listing.items() if p.startswith(prefix)]
+    for path, entry in entries:
+        check_entry(path, entry)
+    return [
+        (p[len(prefix) :], e)
+        for p, e in entries
+        if e.kind == "blob" and layer.keep(p[len(prefix) :])
+    ]
 
 
 def _build(repo: GitRepo, wanted: list[tuple[str, Entry]]) -> bytes:

@@ -24,6 +24,15 @@ _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # every scalar a string
 
 
 @dataclass(frozen=True)
+class Dependency:
+    """One entry of `Chart.yaml`'s `dependencies:`, as written."""
+
+    name: str
+    repository: str = ""  # `file://../common`, a chart repository URL, `oci://…`, `@alias`, or none
+    version: str | None = None
+
+
+@dataclass(frozen=True)
 class ChartMeta:
     """`Chart.yaml` at one commit. `error` says why a field could not be read."""
 
@@ -35,6 +44,7 @@ class ChartMeta:
     error: str | None = None
     chart_type: str | None = None  # `library` charts render nothing themselves
     dependencies: tuple[str, ...] = ()  # the names of the charts it depends on
+    requirements: tuple[Dependency, ...] = ()  # those entries in full, in Chart.yaml's order
 
     @property
     def file(self) -> str:
@@ -63,6 +73,7 @@ def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
         return ChartMeta(chart_path, version_line=line, error=f"{path} is not valid YAML: {exc}")
     if not isinstance(data, dict):
         return ChartMeta(chart_path, version_line=line, error=f"{path}: expected a mapping")
+    requirements = _requirements(data.get("dependencies"))
     return ChartMeta(
         chart_path,
         name=_scalar(data.get("name")),
@@ -70,13 +81,18 @@ def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
         app_version=_scalar(data.get("appVersion")),
         version_line=line,
         chart_type=_scalar(data.get("type")),
-        dependencies=_dependency_names(data.get("dependencies")),
+        dependencies=tuple(d.name for d in requirements),
+        requirements=requirements,
     )
 
 
-def _dependency_names(value: object) -> tuple[str, ...]:
+def _requirements(value: object) -> tuple[Dependency, ...]:
     entries = value if isinstance(value, list) else []
-    return tuple(n for e in entries if isinstance(e, dict) and (n := _scalar(e.get("name"))))
+    return tuple(
+        Dependency(name, _scalar(e.get("repository")) or "", _scalar(e.get("version")))
+        for e in entries
+        if isinstance(e, dict) and (name := _scalar(e.get("name")))
+    )
 
 
 def _scalar(value: object) -> str | None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from bot.engine.chart.archive import UnsafeTreeError, chart_archive, check_entry
+from bot.engine.chart.archive import Layer, UnsafeTreeError, chart_archive, check_entry
+from bot.engine.chart.dependencies import DependencyError, LocalChart, content_id, local_charts
 from bot.engine.chart.files import HELMIGNORE, chart_file, ignored, parse_rules
 from bot.engine.chart.schemas import SCHEMA_FILE, archive_escape, schema_escape
 from bot.engine.chart.selection import chart_meta
@@ -112,15 +113,21 @@ def render_chart(
         )
         profiles = {n: p for n, p in profiles.items() if not only or n in only}
         all_profiles.update(profiles)
-        reason = unsafe_reason(tree, source.path)
+        try:
+            charts, reason = checked_charts(tree, source.path)
+        except DependencyError as exc:
+            sides[side] = {n: Rendered(n, error=exc.render_error()) for n in profiles}
+            continue
         if reason is not None:
             refused[side] = reason
             err = RenderError(None, None, f"chart tree refused: {reason}")
             sides[side] = {n: Rendered(n, error=err) for n in profiles}
             continue
-        unvalidated[side] = unsafe_schemas(tree, source.path)
-        archiver = _Archiver(repo, tree, source.path, frozenset(unvalidated[side]))
-        caps = chart_capabilities(repo, tree, source.path, capabilities)
+        unvalidated[side] = {
+            p: why for c in charts for p, why in unsafe_schemas(tree, c.directory).items()
+        }
+        archiver = _Archiver(repo, tree, charts, frozenset(unvalidated[side]))
+        caps = chart_capabilities(repo, tree, source.path, capabilities, charts)
         jobs.append([(side, n, tree, p, archiver, caps) for n, p in profiles.items()])
     # Sides alternate, so one worker builds the head's archive while another builds the base's.
     for batch in itertools.zip_longest(*jobs):
@@ -169,6 +176,23 @@ def _spec(profile: Profile) -> Any:
     )
 
 
+def checked_charts(tree: GitTree, chart_dir: str) -> tuple[tuple[LocalChart, ...], str | None]:
+    """The chart and its `file://` dependencies, or why one of their trees is refused. Raises
+    DependencyError for a dependency that cannot be resolved."""
+    reason = unsafe_reason(tree, chart_dir)
+    if reason is not None:
+        return (), reason
+    try:
+        charts = local_charts(tree, chart_dir)
+    except UnsafeTreeError as exc:
+        return (), str(exc)
+    for directory in dict.fromkeys(c.directory for c in charts[1:]):
+        reason = unsafe_reason(tree, directory)
+        if reason is not None:
+            return (), reason
+    return charts, None
+
+
 def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
     for path in tree.paths(chart_dir):
         entry = tree.entry(path)
@@ -208,16 +232,24 @@ def unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
 
 
 class _Archiver:
-    """Builds the chart's archive only when a render actually needs it (a cache miss), once."""
+    """Builds the chart's archive, with its `file://` dependencies under `charts/`, only when a
+    render actually needs it (a cache miss), once."""
 
     def __init__(
-        self, repo: GitRepo, tree: GitTree, chart_dir: str, left_out: frozenset[str] = frozenset()
+        self,
+        repo: GitRepo,
+        tree: GitTree,
+        charts: Sequence[LocalChart],
+        left_out: frozenset[str] = frozenset(),
     ) -> None:
-        self.repo, self.tree, self.chart_dir = repo, tree, chart_dir
-        prefix = chart_dir.rstrip("/") + "/" if chart_dir not in ("", ".") else ""
-        self.left_out = frozenset(p[len(prefix) :] for p in left_out)
+        self.repo, self.tree, self.charts = repo, tree, tuple(charts)
+        self.left_out = left_out  # repository paths
         self._archive: bytes | None = None
         self._lock = threading.Lock()
+
+    def content_id(self) -> str:
+        """What the render cache keys the archive by: every chart directory's tree id."""
+        return content_id([(c.prefix, self.tree.tree_id(c.directory) or "") for c in self.charts])
 
     def archive(self) -> bytes:
         with self._lock:
@@ -225,17 +257,27 @@ class _Archiver:
 
     def _build(self) -> bytes:
         if self._archive is None:
-            rules = parse_rules(
-                (self.tree.text(f"{self.chart_dir}/{HELMIGNORE}".lstrip("./")) or "").splitlines()
-            )
-            # Helm's own directory loader skips what .helmignore names; an archive must be built so.
+            root, *dependencies = (self._layer(c) for c in self.charts)
             self._archive = chart_archive(
-                self.repo,
-                self.tree.commit,
-                self.chart_dir,
-                lambda rel: rel not in self.left_out and not ignored(rel, rules),
+                self.repo, self.tree.commit, root.directory, root.keep, dependencies
             )
         return self._archive
+
+    def _layer(self, chart: LocalChart) -> Layer:
+        # Helm's own directory loader skips what .helmignore names, and `helm dependency build`
+        # packages each dependency so, by its own: an archive must be built so.
+        prefix = _dir_prefix(chart.directory)
+        rules = parse_rules((self.tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
+        left_out = frozenset(p[len(prefix) :] for p in self.left_out if p.startswith(prefix))
+        return Layer(
+            chart.directory,
+            chart.prefix,
+            lambda rel: rel not in left_out and not ignored(rel, rules),
+        )
+
+
+def _dir_prefix(directory: str) -> str:
+    return directory.rstrip("/") + "/" if directory not in ("", ".") else ""
 
 
 def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str]:
@@ -287,7 +329,7 @@ def render_profile(
         return Rendered(profile.name, error=RenderError(exc.template, exc.line, exc.message))
     render = partial(
         _render_cached,
-        tree.tree_id(chart_dir) or "",
+        archiver.content_id(),
         values_id,
         values,
         archiver,
@@ -296,7 +338,8 @@ def render_profile(
         release,
         namespace,
     )
-    done = partial(_rendered, profile.name, values, chart_dir, namespace)
+    placed = {c.prefix: c.directory for c in archiver.charts if c.prefix}
+    done = partial(_rendered, profile.name, values, chart_dir, namespace, placed)
     rendered = done(render(caps.capabilities))
     more = _new_api_versions(rendered.documents, caps)
     if more:
@@ -334,12 +377,17 @@ def _render_cached(
 
 
 def _rendered(
-    profile: str, values: Mapping[str, Any], chart_dir: str, namespace: str, hit: CachedRender
+    profile: str,
+    values: Mapping[str, Any],
+    chart_dir: str,
+    namespace: str,
+    placed: Mapping[str, str],
+    hit: CachedRender,
 ) -> Rendered:
     if hit.error is not None or hit.manifests is None:
         err = hit.error or RenderFailure("no output")
         template = (
-            template_repo_path(err.template, chart_dir)
+            template_repo_path(err.template, chart_dir, placed)
             if err.template and "/" in err.template
             else err.template
         )
@@ -347,7 +395,7 @@ def _rendered(
         error = RenderError(template, err.line, err.message, unavailable=missing)
         return Rendered(profile, error=error, values=values)
     try:
-        docs = parse_rendered(hit.manifests, chart_dir, namespace)
+        docs = parse_rendered(hit.manifests, chart_dir, namespace, placed)
     except ManifestError as exc:
         return Rendered(profile, error=RenderError(exc.template, exc.line, str(exc)), values=values)
     # Here, while the other workers render: most checks read a render's pod templates.
@@ -356,13 +404,19 @@ def _rendered(
 
 
 def chart_capabilities(
-    repo: GitRepo, tree: GitTree, chart_dir: str, capabilities: Capabilities
+    repo: GitRepo,
+    tree: GitTree,
+    chart_dir: str,
+    capabilities: Capabilities,
+    charts: Sequence[LocalChart] = (),
 ) -> _SideCapabilities:
     """As Helm installs a chart: the CRDs of `crds/` (its own, unpacked and vendored subcharts')
     first, so their API versions are there when the templates render. Read from the files, not
     rendered (Helm does not template them). A disabled subchart's CRDs count too: which
     subcharts are enabled depends on the values, and the cost is only an API version too many."""
-    entries = _chart_entries(tree, chart_dir)
+    entries: dict[str, str] = {}
+    for chart in charts or (LocalChart(chart_dir),):
+        entries.update(_chart_entries(tree, chart.directory, chart.prefix))
     vendored = [oid for rel, oid in entries.items() if _vendored(rel, "")]
     templates = [oid for rel, oid in entries.items() if _TEMPLATE_RE.match(rel)]
     # A vendored archive's templates are not read: it is taken to ask.
@@ -379,15 +433,16 @@ def chart_capabilities(
     return _SideCapabilities(capabilities.adding(found), asks=True)
 
 
-def _chart_entries(tree: GitTree, chart_dir: str) -> dict[str, str]:
-    """The chart's files Helm loads, by path relative to the chart → blob id."""
-    prefix = chart_dir.rstrip("/") + "/" if chart_dir not in ("", ".") else ""
+def _chart_entries(tree: GitTree, chart_dir: str, at: str = "") -> dict[str, str]:
+    """The chart's files Helm loads, by path relative to the chart (placed `at` a dependency's
+    place in the chart that uses it) → blob id."""
+    prefix = _dir_prefix(chart_dir)
     rules = parse_rules((tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
     out = {}
     for path in tree.paths(chart_dir):
         entry, rel = tree.entry(path), path[len(prefix) :]
         if entry is not None and entry.kind == "blob" and not ignored(rel, rules):
-            out[rel] = entry.oid
+            out[at + rel] = entry.oid
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from bot.engine.chart.dependencies import local_charts
 from bot.engine.chart.files import CHART_FILE, ChartMeta, all_chart_dirs, read_chart_meta
 from bot.engine.ct_config import NO_CT, CtConfig
 from bot.errors import ChartReviewError
@@ -81,7 +82,27 @@ def chart_dirs(
             owner = owning_chart(path, known) if path else None
             if owner is not None:
                 touched.add(owner)
-    return sorted(touched)
+    return sorted(touched | _dependents((base, head), known, touched))
+
+
+def _dependents(trees: Sequence[Tree], known: Sequence[str], touched: set[str]) -> set[str]:
+    """The charts that render a touched chart as a `file://` dependency (directly or down a
+    chain), on either side: a PR that changes only a library changes what they render, and a
+    library renders nothing of its own to review."""
+    if not touched:
+        return set()
+    found = set()
+    for tree in trees:
+        for chart in known:
+            if chart in touched or chart in found:
+                continue
+            try:
+                placed = local_charts(tree, chart)
+            except ChartReviewError:
+                continue  # an escape or a cycle: the chart's render says so, if it is reviewed
+            if any(c.prefix and c.directory in touched for c in placed):
+                found.add(chart)
+    return found
 
 
 def chart_meta(tree: GitTree, chart_dir: str) -> ChartMeta:

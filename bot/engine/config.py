@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bot.engine.yaml.blocks import LOADER
-from bot.engine.yaml.errors import YAML_FAILURES
+from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.errors import ChartReviewError
 from bot.kube.capabilities import (
     Capabilities,
@@ -164,11 +164,9 @@ def parse_config(
         node = yaml.compose(text, Loader=LOADER)
         data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(
-            f"{source}{where}: not valid YAML: {getattr(exc, 'problem', exc)}"
-        ) from None
+        line, problem = problem_at(exc)
+        where = f" line {line}" if line is not None else ""
+        raise ConfigError(f"{source}{where}: not valid YAML: {problem}") from None
     if data is None:
         return Config()
     if not isinstance(data, dict):

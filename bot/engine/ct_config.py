@@ -19,7 +19,7 @@ import yaml
 
 from bot.engine.config import ConfigError
 from bot.engine.yaml.blocks import LOADER
-from bot.engine.yaml.errors import YAML_FAILURES
+from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
 
@@ -112,9 +112,8 @@ def parse_ct_config(text: str, source: str) -> CtConfig:
         node = yaml.compose(text, Loader=LOADER)
         data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or exc
+        line, problem = problem_at(exc)
+        where = f" line {line}" if line is not None else ""
         raise CtConfigError(f"{source}{where}: not valid YAML: {problem}") from None
     if data is None:
         return CtConfig(source=source)

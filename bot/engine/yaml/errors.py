@@ -15,3 +15,9 @@ YAML_FAILURES: tuple[type[BaseException], ...] = (
     OverflowError,
     RecursionError,
 )
+
+
+def problem_at(exc: BaseException) -> tuple[int | None, object]:
+    """The 1-based line a YAML failure names (None when it names none) and what it says."""
+    mark = getattr(exc, "problem_mark", None)
+    return (mark.line + 1 if mark is not None else None), getattr(exc, "problem", None) or exc

@@ -10,7 +10,15 @@ are.
 The review renders as the bot does, in the sandbox's render processes; `--in-process` renders in this
 process instead, to see what the sandbox costs.
 
+The real-shaped case (issue 17) is a bare repository built here, shaped like a GitHub mirror: a
+chart of ~50 templates with 4 profiles among 3,000 docs files, and 600 `refs/pull/N/head` forked
+from develop as it moved, a third squash-merged (`(#N)` subjects), a merge ref on every fifth of
+the others. The reviewed branch edits the chart. It reports review / raw renders with no open PRs
+and with discovery of the 600 (discovery timed as part of the review, as the CLI runs it), and the
+headings check's share. Target: <= 1.5x for all three.
+
     .venv/bin/python bench/review_bench.py [--rounds N] [--templates N] [--in-process]
+        [--case synthetic|real-shaped|both] [--prs N] [--docs N]
 """
 
 from __future__ import annotations
@@ -21,14 +29,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import helm_python
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.cli.open_prs import discover_open_prs  # noqa: E402
 from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
 from bot.engine.context import Context  # noqa: E402
 from bot.engine.manifests import clear_parse_cache  # noqa: E402
@@ -81,31 +93,34 @@ spec:
 """
 
 
-def write_chart(root: Path, templates: int, head: bool) -> None:
-    chart = root / "bench"
-    (chart / "templates").mkdir(parents=True, exist_ok=True)
-    (chart / "ci").mkdir(exist_ok=True)
-    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: bench\nversion: 1.0.{int(head)}\n")
-    (chart / "values.yaml").write_text(
-        "replicas: 1\ntag: '1'\nenv: {A_PORT: '8080', LOG: info, MODE: prod}\n"
-        "resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}\n"
-    )
-    (chart / "templates/_helpers.tpl").write_text(
-        '{{- define "bench.labels" -}}\napp.kubernetes.io/name: bench\n'
-        "app.kubernetes.io/instance: {{ .Release.Name }}\n{{- end -}}\n"
-    )
+def chart_files(templates: int, head: bool, profiles: tuple[str, ...] = PROFILES) -> dict[str, str]:
+    """The chart's files (path under the chart → text); the head changes every fifth Deployment."""
+    files = {
+        "Chart.yaml": f"apiVersion: v2\nname: bench\nversion: {'2.0.0' if head else '1.0.0'}\n",
+        "values.yaml": "replicas: 1\ntag: '1'\nenv: {A_PORT: '8080', LOG: info, MODE: prod}\n"
+        "resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}\n",
+        "templates/_helpers.tpl": '{{- define "bench.labels" -}}\napp.kubernetes.io/name: bench\n'
+        "app.kubernetes.io/instance: {{ .Release.Name }}\n{{- end -}}\n",
+    }
     for i in range(templates // 2):
         text = DEPLOYMENT.format(i=i)
         if head and i % 5 == 0:
             text = text.replace("replicas: {{ .Values.replicas }}", "replicas: 2")
-        (chart / f"templates/svc{i}-deployment.yaml").write_text(text)
-        (chart / f"templates/svc{i}-service.yaml").write_text(SERVICE.format(i=i))
-    for n, name in enumerate(PROFILES):
+        files[f"templates/svc{i}-deployment.yaml"] = text
+        files[f"templates/svc{i}-service.yaml"] = SERVICE.format(i=i)
+    for n, name in enumerate(profiles):
         cpu = "100m" if n % 2 else "200m"
-        (chart / f"ci/{name}-values.yaml").write_text(
+        files[f"ci/{name}-values.yaml"] = (
             f"replicas: {n + 1}\nresources: {{requests: {{cpu: {cpu}, memory: 64Mi}}, "
             f"limits: {{cpu: {cpu}, memory: 64Mi}}}}\n"
         )
+    return files
+
+
+def write_chart(root: Path, templates: int, head: bool) -> None:
+    for path, text in chart_files(templates, head).items():
+        (root / "bench" / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / "bench" / path).write_text(text)
 
 
 def git(root: Path, *args: str) -> str:
@@ -142,12 +157,16 @@ def render_one(chart_dir: Path, profile: str) -> None:
         chart.render(values=values, name="release", namespace="default", is_install=True)
 
 
+def profiles_of(chart_dir: Path) -> list[str]:
+    return sorted(p.name.removesuffix("-values.yaml") for p in chart_dir.glob("ci/*-values.yaml"))
+
+
 def raw_renders(dirs: list[Path], pool: ThreadPoolExecutor | None = None) -> float:
     """The renders alone: Helm loads each side's chart directory and renders it for each profile, as
     `helm template -f ci/NAME-values.yaml` would, and nothing else. With `pool`, as many at once as
     the engine renders (like for like: the engine renders profiles in parallel)."""
     t0 = time.perf_counter()
-    jobs = [(chart_dir, name) for chart_dir in dirs for name in PROFILES]
+    jobs = [(chart_dir, name) for chart_dir in dirs for name in profiles_of(chart_dir)]
     if pool is None:
         for job in jobs:
             render_one(*job)
@@ -162,7 +181,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--templates", type=int, default=50)
     parser.add_argument("--in-process", action="store_true", help="render without the sandbox")
+    parser.add_argument(
+        "--case",
+        choices=["synthetic", "real-shaped", "both"],
+        default="both",
+        help="which repository",
+    )
+    parser.add_argument(
+        "--prs", type=int, default=600, help="refs/pull/N/head of the real-shaped case"
+    )
+    parser.add_argument("--docs", type=int, default=3000, help="docs files of the real-shaped case")
     args = parser.parse_args()
+    helm: Renderer = EmbeddedHelm() if args.in_process else make_renderer("embedded")
+    pool = ThreadPoolExecutor(RENDER_WORKERS)
+    if args.case in ("synthetic", "both"):
+        synthetic_case(args, helm, pool)
+    if args.case in ("real-shaped", "both"):
+        real_shaped_case(args, helm, pool)
+
+
+def synthetic_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolExecutor) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
@@ -172,26 +210,15 @@ def main() -> None:
             dest = Path(tmp) / ref
             git(root, "worktree", "add", "-q", "--detach", str(dest), ref)
             sides.append(dest / "bench")
-        helm: Renderer = EmbeddedHelm() if args.in_process else make_renderer("embedded")
         repo = GitRepo(root)
-        pool = ThreadPoolExecutor(RENDER_WORKERS)
-        reviews, raws, serial, checks_share = [], [], [], {}
-        raw_renders(sides, pool)  # warm the library once, as a long-running worker would be
-        Engine(repo, helm, REGISTRY, RenderCache()).review(ReviewInput(base="develop", head="pr"))
-        for _ in range(args.rounds):
-            engine = Engine(repo, helm, REGISTRY, RenderCache())
-            clear_parse_cache()
-            clear_memo()
-            repo.clear_listings()
-            clear_all()  # every other memo: a cold review
-            t0 = time.perf_counter()
-            result = engine.review(ReviewInput(base="develop", head="pr"))
-            reviews.append(time.perf_counter() - t0)
-            raws.append(raw_renders(sides, pool))
-            serial.append(raw_renders(sides))
-            for name, seconds in engine.timings.by_check.items():
-                checks_share.setdefault(name, []).append(seconds)
-        review_s, raw_s = statistics.median(reviews), statistics.median(raws)
+        review = ReviewInput(base="develop", head="pr")
+        runs = measure(repo, helm, pool, sides, {"review": lambda: review}, args.rounds)
+        result, reviews, checks_share = (
+            runs.result["review"],
+            runs.reviews["review"],
+            runs.checks["review"],
+        )
+        review_s, raw_s = statistics.median(reviews), statistics.median(runs.raws)
         pods = sum(len(r.documents) for c in result.context.charts for r in c.head.values())
         print(
             f"chart: {args.templates} templates, {len(PROFILES)} profiles, 2 sides, "
@@ -202,7 +229,7 @@ def main() -> None:
         print(
             f"raw renders alone  {raw_s * 1000:8.1f} ms   ({RENDER_WORKERS} at once, as the engine)"
         )
-        print(f"  (one at a time   {statistics.median(serial) * 1000:8.1f} ms, for reference)")
+        print(f"  (one at a time   {statistics.median(runs.serial) * 1000:8.1f} ms, for reference)")
         print(f"ratio review/raw   {review_s / raw_s:8.2f}x   (target <= 2.00x)")
         for name, samples in sorted(checks_share.items()):
             share = statistics.median(samples) / raw_s
@@ -215,6 +242,202 @@ def main() -> None:
             "(by itself, memo cleared: every pod's class at both sides, the comparison, the JSON data)"
         )
         print(yaml.safe_dump({"ratio": round(review_s / raw_s, 3)}).strip())
+
+
+@dataclass
+class Runs:
+    """Per labelled review: its results, times and each check's time; the raw renders' times."""
+
+    result: dict[str, Any] = field(default_factory=dict)
+    reviews: dict[str, list[float]] = field(default_factory=dict)
+    checks: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    raws: list[float] = field(default_factory=list)
+    serial: list[float] = field(default_factory=list)
+
+
+def measure(
+    repo: GitRepo,
+    helm: Renderer,
+    pool: ThreadPoolExecutor,
+    sides: list[Path],
+    inputs: dict[str, Callable[[], ReviewInput]],
+    rounds: int,
+) -> Runs:
+    """Each round: every labelled review with cold caches (its input made inside the timing: open-PR
+    discovery is part of the review), then the raw renders, pooled and one at a time."""
+    runs = Runs()
+    raw_renders(sides, pool)  # warm the library once, as a long-running worker would be
+    for make in inputs.values():
+        Engine(repo, helm, REGISTRY, RenderCache()).review(make())
+    for _ in range(rounds):
+        for label, make in inputs.items():
+            engine = Engine(repo, helm, REGISTRY, RenderCache())
+            clear_parse_cache()
+            clear_memo()
+            repo.clear_listings()
+            clear_all()  # every other memo (merge bases, listings by tree id): a cold review
+            t0 = time.perf_counter()
+            runs.result[label] = engine.review(make())
+            runs.reviews.setdefault(label, []).append(time.perf_counter() - t0)
+            for name, seconds in engine.timings.by_check.items():
+                runs.checks.setdefault(label, {}).setdefault(name, []).append(seconds)
+        runs.raws.append(raw_renders(sides, pool))
+        runs.serial.append(raw_renders(sides))
+    return runs
+
+
+# -- the real-shaped case: a GitHub mirror's refs, a chart among thousands of docs ---------------
+
+REAL_PROFILES = ("aks", "eks", "gke", "oc")
+CHART_DIR = "charts/bench"
+DOC = """# Page {i} of section {k}
+
+## ROLLOUT OF PAGE {i}
+
+Before you start, read [the next page]({link}#page-{j}-of-section-{k2}).
+
+## Notes
+
+Plain prose: nothing here names a heading.
+"""
+
+
+class FastImport:
+    """A `git fast-import` stream: commits with marks, each file given inline."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.marks = 0
+        self.when = int(time.time()) - 3 * 86400  # recent: every unmerged PR counts as open
+
+    def commit(self, ref: str, subject: str, parent: int | None, files: dict[str, str]) -> int:
+        self.marks += 1
+        self.when += 1
+        head = f"commit {ref}\nmark :{self.marks}\ncommitter b <b@b> {self.when} +0000\n"
+        self.parts.append(head.encode() + _data(subject))
+        if parent is not None:
+            self.parts.append(f"from :{parent}\n".encode())
+        for path, text in files.items():
+            self.parts.append(f"M 100644 inline {path}\n".encode() + _data(text))
+        return self.marks
+
+    def reset(self, ref: str, mark: int) -> None:
+        self.parts.append(f"reset {ref}\nfrom :{mark}\n\n".encode())
+
+
+def _data(text: str) -> bytes:
+    raw = text.encode()
+    return f"data {len(raw)}\n".encode() + raw + b"\n"
+
+
+def docs(count: int) -> dict[str, str]:
+    sections = max(1, count // 100)
+    files = {}
+    for n in range(count):
+        k, i = n % sections, n // sections
+        j, k2 = (i + 1) % (count // sections), (k + 1) % sections
+        link = f"../section{k2}/page{j}.md"
+        files[f"docs/section{k}/page{i}.md"] = DOC.format(i=i, k=k, j=j, k2=k2, link=link)
+    return files
+
+
+def pr_change(n: int, docs_paths: list[str]) -> dict[str, str]:
+    """PR n's change: every fourth bumps the chart (a values tweak and its version), the others
+    edit one docs page."""
+    if n % 4 == 0:
+        return {
+            f"{CHART_DIR}/Chart.yaml": f"apiVersion: v2\nname: bench\nversion: 1.{n}.0\n",
+            f"{CHART_DIR}/ci/aks-values.yaml": f"replicas: {n}\n",
+        }
+    path = docs_paths[n % len(docs_paths)]
+    return {path: f"# Page edited by PR {n}\n\nNew text.\n"}
+
+
+def build_real_shaped(root: Path, templates: int, prs: int, doc_count: int) -> None:
+    """A bare repository shaped like a GitHub mirror: develop with a chart and `doc_count` docs,
+    `prs` refs/pull/N/head forked from develop as it moved, a third of them squash-merged (`(#N)`),
+    a merge ref for every fifth still open; then the reviewed branch `pr`, which edits the chart."""
+    git(root, "init", "-q", "--bare", "-b", "develop")
+    stream = FastImport()
+    base = {f"{CHART_DIR}/{p}": t for p, t in chart_files(templates, False, REAL_PROFILES).items()}
+    documents = docs(doc_count)
+    tip = stream.commit("refs/heads/develop", "chart and docs", None, {**base, **documents})
+    paths = sorted(documents)
+    for n in range(1, prs + 1):
+        change = pr_change(n, paths)
+        head = stream.commit(f"refs/pull/{n}/head", f"change {n}", tip, change)
+        if n % 3 == 0:
+            tip = stream.commit("refs/heads/develop", f"change {n} (#{n})", tip, change)
+        elif n % 5 == 0:
+            stream.reset(f"refs/pull/{n}/merge", head)
+    pr_files = chart_files(templates, True, REAL_PROFILES)
+    stream.commit(
+        "refs/heads/pr",
+        "the reviewed change",
+        tip,
+        {f"{CHART_DIR}/{p}": t for p, t in pr_files.items()},
+    )
+    subprocess.run(
+        ["git", "-C", str(root), "fast-import", "--quiet"], input=b"".join(stream.parts), check=True
+    )
+    git(root, "repack", "-adq")
+
+
+def export_chart(root: Path, ref: str, dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", ref, CHART_DIR], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / CHART_DIR
+
+
+def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolExecutor) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "mirror.git"
+        root.mkdir()
+        t0 = time.perf_counter()
+        build_real_shaped(root, args.templates, args.prs, args.docs)
+        built = time.perf_counter() - t0
+        sides = [export_chart(root, ref, Path(tmp) / ref) for ref in ("develop", "pr")]
+        repo = GitRepo(root)
+        develop, head = repo.resolve("develop"), repo.resolve("pr")
+        assert develop is not None and head is not None
+
+        def with_prs() -> ReviewInput:
+            found = discover_open_prs(repo, develop, None, head)
+            return ReviewInput(base="develop", head="pr", open_prs=found)
+
+        with_refs = f"{args.prs} PR refs"
+        inputs = {
+            "no open PRs": lambda: ReviewInput(base="develop", head="pr"),
+            with_refs: with_prs,
+        }
+        runs = measure(repo, helm, pool, sides, inputs, args.rounds)
+        raw_s = statistics.median(runs.raws)
+        open_count = len(with_prs().open_prs)
+        print(
+            f"real-shaped: {args.prs} refs/pull/N/head ({open_count} open), {args.docs} docs, "
+            f"chart of {args.templates} templates, {len(REAL_PROFILES)} profiles "
+            f"(built in {built:.1f} s); {args.rounds} rounds, medians"
+        )
+        print(
+            f"raw renders alone  {raw_s * 1000:8.1f} ms   ({RENDER_WORKERS} at once, as the engine)"
+        )
+        ratios = {}
+        for label, samples in runs.reviews.items():
+            review_s = statistics.median(samples)
+            ratios[label] = round(review_s / raw_s, 3)
+            print(
+                f"{label:<18} {review_s * 1000:8.1f} ms = {review_s / raw_s:5.2f}x the renders (target <= 1.50x)"
+            )
+        headings = statistics.median(runs.checks[with_refs].get("headings", [0.0]))
+        ratios["headings share"] = round(headings / raw_s, 3)
+        print(
+            f"check headings     {headings * 1000:8.1f} ms = {headings / raw_s:5.2f}x the renders "
+            f"({with_refs})"
+        )
+        print(yaml.safe_dump({"real_shaped": ratios}).strip())
 
 
 def qos_alone(ctx: Context, rounds: int = 50) -> float:

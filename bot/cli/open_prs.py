@@ -30,7 +30,8 @@ Discovery, in order of trust:
 `--no-open-prs` turns 2 and 3 off (1 still applies). The PR under review, by its head and by its
 number when known, is never listed. git runs a few times whatever the number of PRs: one
 `for-each-ref` for every ref with its date, one for those develop contains, and one bounded
-first-parent log; a diff per branch, only for branches that passed the cheaper rules."""
+first-parent log, the three at once; a diff per branch, only for branches that passed the cheaper
+rules."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ import argparse
 import re
 import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from bot.cli.errors import UsageError
@@ -121,16 +123,23 @@ def discover_open_prs(
     if explicit:
         found = [parse_open_pr(repo, arg) for arg in explicit]
     elif rules.enabled:
-        tips = repo.ref_tips(*_PULLS, *_BRANCHES)
-        heads, mergeable = _pull_refs(tips)
-        # Where refs/pull/*/head exist they alone say which PRs there are, even when every one has
-        # merged or closed: the branches are those PRs' heads again (or no PR's), and falling back
-        # to them would reopen what rule 2 closed.
-        found = _unique_heads(
-            _open_pulls(repo, develop_sha, heads, mergeable, rules)
-            if heads
-            else _open_branches(repo, develop_sha, tips, rules)
-        )
+        with ThreadPoolExecutor(2) as pool:
+            # Rule 2's two queries run while the refs are listed (a mirror's hundreds of refs
+            # take git as long as each of them); without refs/pull their answers go unused.
+            asked = _PullFacts(
+                pool.submit(repo.ref_tips, *_PULLS, merged_into=develop_sha),
+                pool.submit(repo.first_parent_subjects, develop_sha, MERGED_SUBJECTS),
+            )
+            tips = repo.ref_tips(*_PULLS, *_BRANCHES)
+            heads, mergeable = _pull_refs(tips)
+            # Where refs/pull/*/head exist they alone say which PRs there are, even when every
+            # one has merged or closed: the branches are those PRs' heads again (or no PR's), and
+            # falling back to them would reopen what rule 2 closed.
+            found = _unique_heads(
+                _open_pulls(repo, develop_sha, heads, mergeable, rules, asked)
+                if heads
+                else _open_branches(repo, develop_sha, tips, rules)
+            )
     else:
         found = []
     return tuple(
@@ -174,18 +183,31 @@ def _pull_refs(tips: Mapping[str, RefTip]) -> tuple[dict[int, RefTip], set[int]]
     return heads, mergeable
 
 
+@dataclass(frozen=True)
+class _PullFacts:
+    """Rule 2's queries, already under way: the pull refs develop contains, develop's subjects."""
+
+    contained: Future[dict[str, RefTip]]
+    subjects: Future[tuple[str, ...]]
+
+
 def _open_pulls(
     repo: GitRepo,
     develop_sha: str,
     heads: Mapping[int, RefTip],
     mergeable: set[int],
     rules: Discovery,
+    asked: _PullFacts | None = None,
 ) -> list[OpenPR]:
     """Rule 2 of the module, a to d, for every PR at once."""
     if not heads:
         return []
-    contained = repo.ref_tips(*_PULLS, merged_into=develop_sha)
-    squashed = _merged_numbers(repo.first_parent_subjects(develop_sha, MERGED_SUBJECTS))
+    if asked is not None:
+        contained, subjects = asked.contained.result(), asked.subjects.result()
+    else:
+        contained = repo.ref_tips(*_PULLS, merged_into=develop_sha)
+        subjects = repo.first_parent_subjects(develop_sha, MERGED_SUBJECTS)
+    squashed = _merged_numbers(subjects)
     return [
         OpenPR(number=number, head=tip.sha)
         for number, tip in sorted(heads.items())

@@ -9,16 +9,20 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from bot.errors import ChartReviewError
 from bot.git.diff import DIFF_FORMAT, parse_diff
+from bot.git.fork_points import ForkPoint, fork_points
 from bot.git.history import LOG_FORMAT, LogEntry, parse_first_parent_log
 from bot.git.objects import ChangedFile, Commit
 from bot.lru import BoundedCache
+
+if TYPE_CHECKING:
+    from bot.git.subtree import Subtree
 
 SYMLINK, SUBMODULE = "120000", "160000"  # git tree modes
 # Requests go to the long-lived `cat-file` in chunks that fit in a pipe's buffer (64 KiB on Linux),
@@ -139,6 +143,67 @@ class GitRepo:
             self._run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode
             == 0
         )
+
+    def commits_outside(self, heads: list[str], outside: str) -> dict[str, tuple[str, ...]] | None:
+        """Every commit reachable from `heads` but not from `outside`, with its parents, in one
+        `rev-list` however many heads (`bot/git/fork_points.py` reads merge bases from it); None
+        when git refuses (a head that is no commit)."""
+        wanted = [h for h in dict.fromkeys(heads) if h and "\n" not in h and "\0" not in h]
+        request = "".join(f"{h}\n" for h in wanted) + f"^{outside}\n"
+        proc = self._run("rev-list", "--parents", "--stdin", input=request.encode(), check=False)
+        if proc.returncode != 0:
+            return None
+        graph: dict[str, tuple[str, ...]] = {}
+        for line in proc.stdout.decode().splitlines():
+            sha, *parents = line.split()
+            graph[sha] = tuple(parents)
+        return graph
+
+    def fork_points(self, develop: str, heads: Sequence[str]) -> dict[str, ForkPoint]:
+        """Each head's merge base with `develop`, or that develop contains it: one `rev-list` for
+        them all, remembered by commit ids (bot/git/fork_points.py)."""
+        return fork_points(self, develop, heads)
+
+    def subtrees(
+        self, directory: str, commits: Sequence[str], read: Sequence[str] = ()
+    ) -> dict[str, Subtree]:
+        """`directory` at each commit, without listing the commits' other files; the files named
+        in `read` (relative to the directory) are read at once (bot/git/subtree.py)."""
+        from bot.git.subtree import subtrees  # it builds on this module's listings
+
+        return subtrees(self, directory, commits, read)
+
+    def first_parent_ids(self, rev: str, max_count: int) -> list[str]:
+        """The commits of `rev`'s first-parent history, newest first, at most `max_count`."""
+        out = self._out("rev-list", "--first-parent", f"--max-count={max_count}", rev, "--")
+        return out.split()
+
+    def object_infos(self, names: list[str]) -> list[tuple[str, str] | None]:
+        """Objects by name (`<commit>:<path>`, `<commit>^{tree}`) → (id, type), or None where there
+        is none, asked of the long-lived `cat-file` in one pipelined batch."""
+        plain = ["" if "\n" in n or "\0" in n else n for n in names]
+        with self._lock:
+            infos = iter(self._object_infos([n for n in plain if n]))
+        return [next(infos) if n else None for n in plain]
+
+    def tree_levels(self, trees: list[str]) -> list[dict[str, Entry]]:
+        """The entries of each tree object (name → Entry), not those of the trees below it, in one
+        pipelined `cat-file` batch."""
+        with self._lock:
+            found = self._read_objects([f"{t}^{{tree}}" for t in trees], "ls-tree")
+        return [
+            {
+                name.decode(errors="surrogateescape"): Entry(mode, _KINDS.get(mode, "blob"), entry)
+                for name, mode, entry in _tree_entries(data, len(oid) // 2)
+            }
+            for oid, _, data in found
+        ]
+
+    def tree_listing(self, tree: str) -> dict[str, Entry]:
+        """Every entry under one tree object, recursively, paths relative to it (as `listing`
+        lists a commit's, uncached: callers key their cache by the tree's id)."""
+        with self._lock:
+            return self._list_tree(tree)
 
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         proc = self._run(

@@ -5,14 +5,15 @@ release board both ask `verdict`, so a PR's comment and its board row never disa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
 import semver
 
 from bot.engine.chart.files import (
+    CHART_FILE,
     HELMIGNORE,
     ChartMeta,
     changed_paths,
@@ -22,7 +23,9 @@ from bot.engine.chart.files import (
     read_chart_meta,
 )
 from bot.engine.context import OpenPR
+from bot.git.fork_points import ForkPoint
 from bot.git.objects import Commit, GitView, Tree
+from bot.lru import BoundedCache
 from bot.versions.semver import (
     bump_level,
     coerce_version,
@@ -38,6 +41,8 @@ PR_SUBJECT_RE = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)\b")
 HISTORY_LIMIT = 200
 
 MergeCase = Literal["conflict", "clean"]
+# `Chart.yaml` blobs whose parse is remembered (a ChartMeta is a few strings).
+_METAS_KEPT = 4096
 
 
 class Status(StrEnum):
@@ -95,16 +100,45 @@ def claim_between(
     ignore: Sequence[str] = (),
 ) -> Claim:
     """The claim of `head` against `base`, given the files that changed between them."""
+    base_meta = read_chart_meta(base, chart_path) if base is not None else None
+    return _claim(chart_path, head, changed, ignore, base_meta, read_chart_meta(head, chart_path))
+
+
+def _claim(
+    chart_path: str,
+    head: Tree,
+    changed: Iterable[str],
+    ignore: Sequence[str],
+    base_meta: ChartMeta | None,
+    head_meta: ChartMeta | None,
+) -> Claim:
     changed = tuple(dict.fromkeys(p for p in changed if in_chart(p, chart_path)))
-    helmignore = head.text(_join(chart_path, HELMIGNORE))
+    content: tuple[str, ...] = ()
+    if changed:  # most open PRs leave a given chart alone: nothing to classify, nothing to read
+        helmignore = head.text(_join(chart_path, HELMIGNORE))
+        content = content_paths(changed, chart_path, ignore, helmignore)
     return Claim(
         chart=chart_path,
         head_sha=head.commit,
-        base=read_chart_meta(base, chart_path) if base is not None else None,
-        head=read_chart_meta(head, chart_path),
+        base=base_meta,
+        head=head_meta,
         changed=changed,
-        content=content_paths(changed, chart_path, ignore, helmignore),
+        content=content,
     )
+
+
+def _remembered_meta(tree: ChartDir, chart_path: str) -> ChartMeta | None:
+    """`read_chart_meta`, remembered by the blob's id: hundreds of open PRs' heads and merge bases
+    share a handful of `Chart.yaml` blobs."""
+    oid = tree.content_id(chart_file(chart_path))
+    if oid is None:
+        return None
+    meta = _METAS.get((chart_path, oid))
+    if meta is None:
+        meta = read_chart_meta(tree, chart_path)
+        if meta is not None:  # the blob is there: it always parses to a meta, maybe an error
+            _METAS.put((chart_path, oid), meta)
+    return meta
 
 
 def chart_claim(
@@ -140,11 +174,64 @@ def open_claims(
 ) -> tuple[tuple[OpenPR, Claim], ...]:
     """Each open PR's claim on the chart. Heads already in develop are merged, not open: develop's
     own version speaks for them."""
+    prs = [pr for pr in open_prs if pr.head != exclude_head]
+    if isinstance(git, BatchGit):
+        return _batched_claims(git, chart_path, prs, develop_sha, ignore)
     return tuple(
         (pr, chart_claim(git, chart_path, pr.head, develop_sha, ignore))
-        for pr in open_prs
-        if pr.head != exclude_head and not git.is_ancestor(pr.head, develop_sha)
+        for pr in prs
+        if not git.is_ancestor(pr.head, develop_sha)
     )
+
+
+class ChartDir(Tree, Protocol):
+    """A chart directory at one commit that tells files apart by id without reading them."""
+
+    @property
+    def tree_id(self) -> str | None: ...
+
+    def content_id(self, path: str) -> str | None:
+        """The id of what `read(path)` returns, None where it returns None."""
+        ...
+
+    def changed_since(self, base_tree: str | None) -> tuple[str, ...]:
+        """`changed_paths` from the directory whose tree is `base_tree` to this one."""
+        ...
+
+
+@runtime_checkable
+class BatchGit(GitView, Protocol):
+    """A `GitView` that answers for many PRs at once (the repository adapter does): what makes the
+    claims of hundreds of open PRs cost a few git requests, not several processes per PR. The
+    claims are those `chart_claim` makes, one by one, of any other view."""
+
+    def fork_points(self, develop: str, heads: Sequence[str]) -> Mapping[str, ForkPoint]: ...
+
+    def subtrees(
+        self, directory: str, commits: Sequence[str], read: Sequence[str] = ()
+    ) -> Mapping[str, ChartDir]:
+        """`directory` at each commit; the files named in `read` (relative to it) read at once."""
+        ...
+
+
+_METAS: BoundedCache[tuple[str, str], ChartMeta] = BoundedCache(_METAS_KEPT)
+
+
+def _batched_claims(
+    git: BatchGit, chart_path: str, prs: Sequence[OpenPR], develop_sha: str, ignore: Sequence[str]
+) -> tuple[tuple[OpenPR, Claim], ...]:
+    points = git.fork_points(develop_sha, [pr.head for pr in prs])
+    forked = [(pr, points[pr.head].merge_base) for pr in prs if not points[pr.head].contained]
+    commits = [c for pr, base in forked for c in (pr.head, base) if c]
+    dirs = git.subtrees(chart_path, commits, read=(CHART_FILE, HELMIGNORE))
+    claims = []
+    for pr, merge_base in forked:
+        base, head = (dirs[merge_base] if merge_base else None), dirs[pr.head]
+        changed = head.changed_since(base.tree_id) if base is not None else head.paths(chart_path)
+        base_meta = _remembered_meta(base, chart_path) if base is not None else None
+        head_meta = _remembered_meta(head, chart_path)
+        claims.append((pr, _claim(chart_path, head, changed, ignore, base_meta, head_meta)))
+    return tuple(claims)
 
 
 def rivals_of(claims: Iterable[tuple[OpenPR, Claim]]) -> tuple[Rival, ...]:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.engine.diff_section import diff_markdown
 from bot.engine.markdown import (
     Section,
     charts_line,
@@ -270,7 +271,11 @@ def summary_comment(report: Report, sections: Sequence[Section]) -> str:
     checks = [_check_line(s, report) for s in _families(report, sections) if not _silent(s, report)]
     checks.append(_silent_line(report, sections))
     footer = "Details and annotations are in each `chart-review/…` check run."
-    text = "\n\n".join([*head, "\n".join(c for c in checks if c), footer]) + "\n"
+    parts = [*head, "\n".join(c for c in checks if c), footer]
+    # The diff gets the room the rest leaves, so that the verdict and the checks are never cut.
+    room = MAX_COMMENT_CHARS - len("\n\n".join(parts)) - len("\n\n\n")
+    diff = diff_markdown(report, room) if room > 0 else ""
+    text = "\n\n".join([*parts[:-1], *([diff] if diff else []), footer]) + "\n"
     return fit(text, MAX_COMMENT_CHARS)
 
 

@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from bot import __version__
 from bot.app.settings import render_limits
+from bot.cli import action_args as action_cli
 from bot.cli import list_changed as list_changed_cli
 from bot.cli import qos as qos_cli
 from bot.cli import render_cmd as render_cli
@@ -27,7 +28,9 @@ from bot.cli.open_prs import (
     discovery_from,
     head_number,
 )
+from bot.cli.progress import chart_progress
 from bot.cli.report_writer import FORMATS, ReportWriter
+from bot.cli.values_args import add_values_arguments, override_from
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.context import PullRequestInfo
 from bot.engine.ct_config import load_ct_config
@@ -109,6 +112,7 @@ def add_review(sub: argparse._SubParsersAction) -> None:
         help="API versions .Capabilities.APIVersions has, besides Helm's and the charts' CRDs "
         "(repeatable, comma-separated; replaces the config's api_versions)",
     )
+    add_values_arguments(p)
     p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
     p.add_argument(
         "--format",
@@ -118,6 +122,12 @@ def add_review(sub: argparse._SubParsersAction) -> None:
         "(workflow-command annotations) (default: markdown)",
     )
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the rendered diff (per chart, profile and object) instead of the report; "
+        "the exit status is still the review's",
+    )
     p.add_argument(
         "--fail-on",
         choices=list(FAIL_ON),
@@ -181,6 +191,8 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
             parse_kube_version(args.kube_version, "--kube-version") if args.kube_version else None
         ),
         api_versions=parse_api_versions(args.api_versions, "--api-versions"),
+        values=override_from(args),
+        progress=chart_progress,
     )
 
 
@@ -220,7 +232,9 @@ def run_review(args: argparse.Namespace) -> int:
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
     engine = Engine(repo, make_renderer(args.renderer, render_limits()), REGISTRY, cache)
     result = engine.review(review_input(args, repo), explain=args.explain)
-    writer: Publisher = ReportWriter(args.format, REGISTRY.sections(), args.output, args.explain)
+    writer: Publisher = ReportWriter(
+        args.format, REGISTRY.sections(), args.output, args.explain, diff=args.diff
+    )
     writer.publish(result)
     return exit_status(result.report, args.fail_on)
 
@@ -294,6 +308,7 @@ def build_parser() -> Parser:
     list_changed_cli.add_parser(sub)
     add_demo(sub)
     add_app(sub)
+    action_cli.add_parser(sub)
     return parser
 
 

@@ -12,7 +12,9 @@ import argparse
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from bot.app.settings import render_limits
@@ -39,12 +41,14 @@ from checks import REGISTRY
 
 log = logging.getLogger(__name__)
 DEFAULT_LAST = 50
+# Changes under review at once. A review is Python in this process (git facts, checks) around
+# renders in the render processes: while one change's checks run, the next one's charts render,
+# so every core works. More would only queue behind the same render pool.
+CHANGES_AT_ONCE = 2
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "replay", help="review each change merged into a branch, as the PR it was"
-    )
+    p = sub.add_parser("replay", help="review each change merged into a branch, as the PR it was")
     p.add_argument("--repo", default=".", help="a git repository, bare or not (default: .)")
     p.add_argument("--branch", help="the branch to replay (default: the default branch)")
     span = p.add_mutually_exclusive_group()
@@ -117,6 +121,21 @@ def review_change(engine: Engine, change: MergedChange, charts: tuple[str, ...])
     return ReplayRow(change, time.perf_counter() - started, report=report)
 
 
+def reviewed_in_order(
+    engine: Engine, changes: Sequence[MergedChange], charts: tuple[str, ...]
+) -> Iterator[ReplayRow]:
+    """Each change's row, in the order of `changes`, with the next ones already under way. A row's
+    `seconds` is its review's wall clock, which overlaps its neighbours'."""
+    with ThreadPoolExecutor(CHANGES_AT_ONCE, thread_name_prefix="replay") as pool:
+        window: deque[Future[ReplayRow]] = deque()
+        for change in changes:
+            window.append(pool.submit(review_change, engine, change, charts))
+            if len(window) > CHANGES_AT_ONCE:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+
 def progress(done: int, total: int, row: ReplayRow) -> None:
     """One line on a terminal, rewritten per change; nothing when stderr is a file or a pipe (a
     CI log or a script), where a line per change is only noise."""
@@ -142,8 +161,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     rows: list[ReplayRow] = []
     skipped = 0
-    for change in changes:
-        row = review_change(engine, change, charts)
+    for row in reviewed_in_order(engine, changes, charts):
         if row.report is not None and not row.report.charts:
             skipped += 1  # a path of a chart's, but no chart there to review (ct excludes it)
             continue

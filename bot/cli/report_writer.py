@@ -1,5 +1,5 @@
 """The command line's Publisher: the report as markdown, JSON (schema 1), SARIF 2.1.0 or GitHub
-workflow commands, to stdout or a file."""
+workflow commands, or the rendered diff as plain text, to stdout or a file."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from bot.cli.annotations import github_text
 from bot.cli.errors import UsageError
 from bot.cli.sarif import sarif_text
+from bot.engine.diff_section import diff_plain
 from bot.engine.markdown import Section, to_markdown
 from bot.engine.review import ReviewResult
 
@@ -25,11 +26,14 @@ class ReportWriter:
     sections: Sequence[Section]
     output: str | None = None  # a file; None → stdout
     explain: bool = False
+    diff: bool = False  # `--diff`: the rendered diff as plain text, in place of the report
 
     def publish(self, result: ReviewResult) -> None:
         write_output(self.text(result), self.output)
 
     def text(self, result: ReviewResult) -> str:
+        if self.diff:
+            return diff_plain(result.report)
         if self.fmt == "json":
             return result.report.to_json_text()
         if self.fmt == "sarif":

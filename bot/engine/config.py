@@ -96,6 +96,19 @@ class LinksConfig(_Strict):
         return any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in self.repositories)
 
 
+class DiffConfig(_Strict):
+    """What the rendered diff leaves out: what every release changes, so that the lines a reviewer
+    reads are the PR's. Patterns are globs (`checksum/*`); each list replaces the default."""
+
+    ignore_labels: list[str] = Field(
+        default_factory=lambda: ["helm.sh/chart", "app.kubernetes.io/version"]
+    )
+    ignore_annotations: list[str] = Field(default_factory=lambda: ["checksum/*"])
+    # Fields whose values are not compared, wherever they are: a webhook's `caBundle` made by
+    # `genCA` is new at every render. Their presence still is.
+    ignore_fields: list[str] = Field(default_factory=lambda: ["caBundle"])
+
+
 class Config(_Strict):
     charts: list[str] | None = None
     develop: str | None = None
@@ -110,6 +123,7 @@ class Config(_Strict):
     # What the charts are rendered for, as `helm template --kube-version` and `--api-versions`.
     kube_version: str | None = Field(default=None, description="`1.29` or `v1.29.0`")
     api_versions: list[str] = Field(default_factory=list)
+    diff: DiffConfig = Field(default_factory=DiffConfig)
 
     @field_validator("kube_version", mode="before")
     @classmethod

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.engine.diff_section import diff_markdown
 from bot.engine.markdown_safe import cell, cell_code, code, inline
 from bot.engine.report import Finding, Report, headline, icon
 
@@ -183,4 +184,5 @@ def to_markdown(report: Report, sections: Sequence[Section]) -> str:
         else:
             parts.append(_with_heading(section, report, body))
     parts.append(silent_line(quiet))
+    parts.append(diff_markdown(report))  # whole: a report has no size limit
     return "\n\n".join(p for p in parts if p) + "\n"

@@ -10,7 +10,12 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from bot.engine.chart.renders import ChartSource, render_chart, render_error_entries
+from bot.engine.chart.renders import (
+    ChartSource,
+    render_error_entries,
+    render_in_order,
+    start_chart,
+)
 from bot.engine.chart.selection import chart_dirs, chart_meta
 from bot.engine.check import Check, Registry
 from bot.engine.config import CONFIG_PATH, Config, parse_config
@@ -24,6 +29,8 @@ from bot.engine.context import (
     no_links,
 )
 from bot.engine.ct_config import NO_CT, CtConfig, load_ct_config
+from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
+from bot.engine.rendered_diff import rendered_diffs
 from bot.engine.report import (
     CRASHED,
     NOT_REVIEWED,
@@ -70,6 +77,9 @@ class ReviewInput:
     # What to render for (bot/render/capabilities.py, already parsed); each replaces the config's.
     kube_version: str | None = None
     api_versions: tuple[str, ...] = ()
+    values: ValuesOverride = NO_OVERRIDE  # the command line's --values / --set, on every profile
+    # Told (charts done, charts in all, the chart just rendered) as a long review goes.
+    progress: Callable[[int, int, str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -192,8 +202,11 @@ class Engine:
         )
         t0 = time.perf_counter()
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
-        charts = tuple(
-            render_chart(
+        # Every chart's profiles go to the render pool as the charts are read, not chart by chart;
+        # the charts come back in the order of `dirs`.
+        starts = (
+            partial(
+                start_chart,
                 s,
                 config,
                 inp.profiles,
@@ -203,9 +216,16 @@ class Engine:
                 release,
                 namespace,
                 capabilities,
+                inp.values,
             )
             for s in sources
         )
+        rendered: list[ChartRenders] = []
+        for chart in render_in_order(starts):
+            rendered.append(chart)
+            if inp.progress is not None:
+                inp.progress(len(rendered), len(sources), chart.path)
+        charts = tuple(rendered)
         self.timings.render += time.perf_counter() - t0
         _check_profiles_exist(inp.profiles, charts)
 
@@ -227,7 +247,9 @@ class Engine:
         findings: list[Finding] = []
         # Said per chart in the JSON report (its `extra`), which is where a chart's facts go.
         assumed = assumed_capabilities(capabilities, self.renderer, self.cache).to_json()
-        chart_data: dict[str, dict[str, Any]] = {c.path: {"capabilities": assumed} for c in charts}
+        chart_data: dict[str, dict[str, Any]] = {
+            c.path: {"capabilities": assumed, **rendered_diffs(c, config.diff)} for c in charts
+        }
         explanations: list[str] = []
         t1 = time.perf_counter()
         for check in self.enabled_checks(config, inp.only_checks):

@@ -4,6 +4,7 @@ engine and Helm; and GitHub's size limits with many findings."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from bot.app.publish import (
@@ -168,7 +169,13 @@ def hostile_repo(tmp_path: Path) -> GitBuilder:
     return g.write("broken/templates/broken.yaml", "b: " + template).commit("hostile")
 
 
+# A rendered diff's fence, closed only by a fence of its own length: GitHub renders nothing inside
+# (no mention, no HTML), so PR text may stand there as it is.
+DIFF_FENCE_RE = re.compile(r"^(`{3,})diff\n.*?^\1$", re.S | re.M)
+
+
 def assert_speaks_only_in_our_voice(markdown: str, verdict_lines: int = 1) -> None:
+    markdown = DIFF_FENCE_RE.sub("", markdown)
     assert "@alice" not in markdown and "@bob" not in markdown
     assert "<img" not in markdown and "[x](" not in markdown and RLO not in markdown
     verdicts = [x for x in markdown.splitlines() if x.startswith(("## ✅", "## ❌"))]

@@ -10,7 +10,8 @@ import re
 import tarfile
 import threading
 import zlib
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -32,10 +33,13 @@ from bot.engine.manifests import (
 )
 from bot.engine.profiles import (
     MAX_VALUES_BYTES,
+    NO_OVERRIDE,
     Profile,
+    ValuesOverride,
     check_values_size,
     discover_profiles,
     load_values,
+    merge_values,
 )
 from bot.engine.report import RenderErrorEntry
 from bot.engine.yaml import bounded
@@ -50,6 +54,9 @@ SIDES = ("base", "head")
 # Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
 _VENDORED: BoundedCache[str, str | None] = BoundedCache(4096)
 _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
+# Charts of one review started ahead of the one awaited: twice the workers keeps them all busy when
+# charts have one profile or two, and bounds the archives and values held in flight.
+CHARTS_AHEAD = 2 * RENDER_WORKERS
 # Helm's CRD files (`Chart.CRDObjects`): under the chart's or a subchart's `crds/`, a manifest by
 # its extension; in a vendored archive, under its top directory.
 _CRD_FILE_RE = re.compile(r"^(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
@@ -86,6 +93,52 @@ class ChartSource:
         return self.tree(side).read(chart_file(self.path)) is not None
 
 
+@dataclass(frozen=True)
+class _Job:
+    side: str
+    profile: Profile
+    tree: GitTree
+    archiver: _Archiver
+    caps: _SideCapabilities
+
+
+class PendingChart:
+    """A chart whose profiles are in the render pool: `result()` waits for them. Started charts
+    render side by side, so a review of many charts keeps every worker busy."""
+
+    def __init__(
+        self,
+        source: ChartSource,
+        sides: dict[str, dict[str, Rendered]],
+        pending: dict[str, dict[str, Future[Rendered]]],
+        profiles: dict[str, Profile],
+        refused: dict[str, str],
+        unvalidated: dict[str, dict[str, str]],
+    ) -> None:
+        self.source, self._sides, self._pending = source, sides, pending
+        self._profiles, self._refused, self._unvalidated = profiles, refused, unvalidated
+
+    def result(self) -> ChartRenders:
+        for side, futures in self._pending.items():
+            self._sides[side].update({name: future.result() for name, future in futures.items()})
+        self._pending = {}  # the futures' archives and values are not held past their renders
+        source = self.source
+        meta = (
+            chart_meta(source.head, source.path)
+            if source.exists("head")
+            else chart_meta(source.base, source.path)
+        )
+        return ChartRenders(
+            path=source.path,
+            name=meta.name or source.path.rsplit("/", 1)[-1],
+            base=self._sides["base"],
+            head=self._sides["head"],
+            profiles={n: _spec(p) for n, p in self._profiles.items()},
+            refused=self._refused,
+            unvalidated=self._unvalidated,
+        )
+
+
 def render_chart(
     source: ChartSource,
     config: Config,
@@ -96,20 +149,40 @@ def render_chart(
     release: str,
     namespace: str,
     capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    override: ValuesOverride = NO_OVERRIDE,
 ) -> ChartRenders:
-    """`capabilities` are the review's own (config, command line); each side adds its chart's CRDs."""
+    """`capabilities` are the review's own (config, command line); each side adds its chart's CRDs.
+    `override` (the command line's --values / --set) applies to every profile."""
+    return start_chart(
+        source, config, only, renderer, cache, repo, release, namespace, capabilities, override
+    ).result()
+
+
+def start_chart(
+    source: ChartSource,
+    config: Config,
+    only: Sequence[str],
+    renderer: Renderer,
+    cache: RenderCache,
+    repo: GitRepo,
+    release: str,
+    namespace: str,
+    capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    override: ValuesOverride = NO_OVERRIDE,
+) -> PendingChart:
+    """Reads what the chart's renders need (here, in the caller's thread) and hands its profiles to
+    the render pool, without waiting for them."""
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
     unvalidated: dict[str, dict[str, str]] = {}
     all_profiles: dict[str, Profile] = {}
-    pending: dict[str, dict[str, Future[Rendered]]] = {}
-    jobs: list[list[tuple[str, str, GitTree, Profile, _Archiver, _SideCapabilities]]] = []
+    jobs: list[list[_Job]] = []
     for side in SIDES:
         if not source.exists(side):
             continue
         tree = source.tree(side)
         profiles = discover_profiles(
-            source.path, tree.paths(source.path), config.profiles_for(source.path)
+            source.path, tree.paths(source.path), config.profiles_for(source.path), override
         )
         profiles = {n: p for n, p in profiles.items() if not only or n in only}
         all_profiles.update(profiles)
@@ -128,41 +201,38 @@ def render_chart(
         }
         archiver = _Archiver(repo, tree, charts, frozenset(unvalidated[side]))
         caps = chart_capabilities(repo, tree, source.path, capabilities, charts)
-        jobs.append([(side, n, tree, p, archiver, caps) for n, p in profiles.items()])
+        jobs.append([_Job(side, p, tree, archiver, caps) for p in profiles.values()])
+    pending: dict[str, dict[str, Future[Rendered]]] = {}
     # Sides alternate, so one worker builds the head's archive while another builds the base's.
-    for batch in itertools.zip_longest(*jobs):
-        for job in batch:
-            if job is None:
-                continue
-            side, name, tree, profile, archiver, caps = job
-            pending.setdefault(side, {})[name] = _POOL.submit(
-                render_profile,
-                tree,
-                source.path,
-                profile,
-                archiver,
-                renderer,
-                cache,
-                release,
-                namespace,
-                caps,
-            )
-    for side, futures in pending.items():
-        sides[side].update({name: future.result() for name, future in futures.items()})
-    meta = (
-        chart_meta(source.head, source.path)
-        if source.exists("head")
-        else chart_meta(source.base, source.path)
-    )
-    return ChartRenders(
-        path=source.path,
-        name=meta.name or source.path.rsplit("/", 1)[-1],
-        base=sides["base"],
-        head=sides["head"],
-        profiles={n: _spec(p) for n, p in all_profiles.items()},
-        refused=refused,
-        unvalidated=unvalidated,
-    )
+    for job in (j for batch in itertools.zip_longest(*jobs) for j in batch if j is not None):
+        pending.setdefault(job.side, {})[job.profile.name] = _POOL.submit(
+            render_profile,
+            job.tree,
+            source.path,
+            job.profile,
+            job.archiver,
+            renderer,
+            cache,
+            release,
+            namespace,
+            job.caps,
+        )
+    return PendingChart(source, sides, pending, all_profiles, refused, unvalidated)
+
+
+def render_in_order(
+    starts: Iterable[Callable[[], PendingChart]], ahead: int = CHARTS_AHEAD
+) -> Iterator[ChartRenders]:
+    """Each chart's renders, in the order of `starts`, with up to `ahead` charts started and
+    rendering meanwhile: enough to keep the pool busy across charts with few profiles, few enough
+    that a review of a hundred charts does not hold every chart's archive at once."""
+    window: deque[PendingChart] = deque()
+    for start in starts:
+        window.append(start())
+        if len(window) >= ahead:
+            yield window.popleft().result()
+    while window:
+        yield window.popleft().result()
 
 
 def _spec(profile: Profile) -> Any:
@@ -296,19 +366,12 @@ def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str
         values = load_values(data.decode("utf-8", errors="replace"), profile.values_path)
         ids.append(entry.oid)
     if profile.inline is not None:
-        values = deep_merge(values, profile.inline)
+        values = merge_values(values, profile.inline)
         ids.append(hashlib.sha256(json.dumps(profile.inline, sort_keys=True).encode()).hexdigest())
+    if profile.override:
+        values = profile.override.apply(values)
+        ids.append(profile.override.content_id)
     return values, "+".join(ids) or "defaults"
-
-
-def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def render_profile(
@@ -363,17 +426,64 @@ def _render_cached(
     key = CacheKey(tree_id, values_id, renderer.version, release, namespace, capabilities.cache_id)
     hit = cache.get(key)
     if hit is None:
-        # A renderer is told capabilities only when they differ from its defaults.
-        extra = (capabilities,) if capabilities.cache_id else ()
-        try:
-            hit = CachedRender(
-                renderer.render(archiver.archive(), values, release, namespace, *extra), None
-            )
-        except RenderFailure as failure:
-            hit = CachedRender(None, failure)
-        if hit.error is None or not hit.error.transient:
-            cache.put(key, hit)
+        make = partial(_render_new, key, values, archiver, renderer, cache, capabilities)
+        hit = _IN_FLIGHT.once((id(cache), key), make)
     return hit
+
+
+def _render_new(
+    key: CacheKey,
+    values: Mapping[str, Any],
+    archiver: _Archiver,
+    renderer: Renderer,
+    cache: RenderCache,
+    capabilities: Capabilities,
+) -> CachedRender:
+    hit = cache.get(key)  # rendered meanwhile, by the render this one would have waited for
+    if hit is not None:
+        return hit
+    # A renderer is told capabilities only when they differ from its defaults.
+    extra = (capabilities,) if capabilities.cache_id else ()
+    try:
+        manifests = renderer.render(archiver.archive(), values, key.release, key.namespace, *extra)
+        hit = CachedRender(manifests, None)
+    except RenderFailure as failure:
+        hit = CachedRender(None, failure)
+    if hit.error is None or not hit.error.transient:
+        cache.put(key, hit)
+    return hit
+
+
+class _SingleFlight:
+    """One render per cache key at a time: reviews side by side (a replay's changes, where one's
+    base is often the next one's head; two PRs on the same develop) ask for the same render at
+    once, and the second waits for the first's rather than rendering it again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[tuple[int, CacheKey], Future[CachedRender]] = {}
+
+    def once(self, key: tuple[int, CacheKey], make: Callable[[], CachedRender]) -> CachedRender:
+        with self._lock:
+            running = self._running.get(key)
+            if running is None:
+                mine: Future[CachedRender] = Future()
+                self._running[key] = mine
+        if running is not None:
+            return running.result()  # a render under way in another worker: never a deadlock
+        try:
+            result = make()
+            mine.set_result(result)
+            return result
+        except BaseException as exc:
+            mine.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                del self._running[key]
+
+
+_IN_FLIGHT = _SingleFlight()
 
 
 def _rendered(

@@ -1,0 +1,114 @@
+"""`chart-review action`: the GitHub Action's entry point (action.yml runs it), also
+`python -m bot.cli.action`.
+
+It reads what the runner hands a step (the event payload, GITHUB_* and the action's INPUT_*),
+reviews the PR of a `pull_request` / `pull_request_target` event on the job's checkout, publishes
+through the App's own code with the workflow's token, and leaves the report, the step's outputs and
+the job summary. Exit as `review` does: 0, 1 per `fail-on`, 2 when the workflow does not give it
+what it needs (one line saying what to add), 3 a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from github import GithubException
+
+from bot.app.github.app import PullState, RepoClient
+from bot.app.settings import render_limits
+from bot.cli.action_env import ActionEnv, ActionSetupError, read_env, read_event, read_only_expected
+from bot.cli.action_git import open_checkout, require_commits
+from bot.cli.action_github import FORBIDDEN, pacing, token_client
+from bot.cli.action_output import (
+    report_path,
+    write_outputs,
+    write_report,
+    write_step_summary,
+)
+from bot.cli.action_review import ActionReview, ConfiguredEngine, review_and_publish
+from bot.cli.main import exit_status
+from bot.cli.main import main as cli_main
+from bot.engine.report import Report
+from bot.render.cache import RenderCache
+from bot.render.factory import make_renderer
+from checks import REGISTRY
+
+UNAUTHORIZED, NOT_FOUND = 401, 404
+READ_PULLS = (
+    "GitHub refused to list the repository's pull requests (403): give the job "
+    "`permissions: pull-requests: write`"
+)
+
+
+def run_action(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="chart-review: %(message)s")
+    environ = os.environ if environ is None else environ
+    env = read_env(environ, args.repo)
+    try:
+        report = _review(env, environ)
+    except GithubException as exc:
+        raise ActionSetupError(_github_refusal(env, exc)) from None
+    outputs = write_report(report, report_path(env, args.report))
+    write_outputs(env, outputs)
+    write_step_summary(env, report, REGISTRY.sections())
+    return exit_status(report, env.inputs.fail_on)
+
+
+def _review(env: ActionEnv, environ: Mapping[str, str]) -> Report:
+    event = read_event(env.event_path)
+    git = open_checkout(env.workspace)
+    renderer = make_renderer("embedded", render_limits(environ))
+    try:
+        require_commits(git, [event.pr.base_sha, event.pr.head_sha])
+        client = token_client(
+            env.repository, env.token, env.api_url, pacing(environ), env.inputs.comment
+        )
+        open_prs = _open_pulls(client)
+        engine = ConfiguredEngine(git, renderer, REGISTRY, RenderCache(), env.inputs.config)
+        run = ActionReview(
+            git, client, event.pr, env.inputs, engine, read_only_expected(env, event)
+        )
+        return review_and_publish(run, open_prs).report
+    finally:
+        git.close()
+        close = getattr(renderer, "close", None)
+        if close is not None:
+            close()  # its render processes
+
+
+def _open_pulls(client: RepoClient) -> list[PullState]:
+    """The open PRs, for the version race, from the API as the App has them."""
+    try:
+        return client.open_pulls()
+    except GithubException as exc:
+        if exc.status == FORBIDDEN:
+            raise ActionSetupError(READ_PULLS) from None
+        raise
+
+
+def _github_refusal(env: ActionEnv, exc: GithubException) -> str:
+    """One line for a GitHub answer the action cannot go on after."""
+    if exc.status == UNAUTHORIZED:
+        return (
+            "GitHub refused the token (401): pass the workflow's token, "
+            "`github-token: ${{ github.token }}` (the default)"
+        )
+    if exc.status == NOT_FOUND:
+        return (
+            f"GitHub answered 404 for {env.repository} at {env.api_url}: the token cannot see "
+            "it; give the job `permissions: contents: read`"
+        )
+    message = exc.data.get("message") if isinstance(exc.data, dict) else None
+    return f"GitHub answered {exc.status}: {message or 'no message'}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return cli_main(["action", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""The action's review of its PR, published as the App publishes it (bot/app/review_pull.py): every
+check run begun `in_progress` first, then completed with the verdict, or `neutral` with the reason
+when the review could not finish; then inline comments, then the summary comment, all through the
+App's CheckRunPublisher. Where GitHub refuses the check runs to a read-only token (a fork's PR),
+the review still runs and its findings become workflow annotations."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from github import GithubException
+
+from bot.app.github.app import PullState, RepoClient
+from bot.app.publish import failed_output
+from bot.app.review_pull import CheckRunPublisher, run_names
+from bot.cli.action_env import ActionInputs, ActionSetupError
+from bot.cli.action_git import fetch_commits
+from bot.cli.action_github import FORBIDDEN
+from bot.cli.action_output import print_annotations
+from bot.engine.check import Registry
+from bot.engine.config import Config, ConfigError, parse_config
+from bot.engine.context import OpenPR, PullRequestInfo
+from bot.engine.review import Engine, ReviewInput, ReviewResult
+from bot.git.repo import GitRepo
+from bot.render.base import Renderer
+from bot.render.cache import RenderCache
+
+log = logging.getLogger(__name__)
+
+CHECKS_PERMISSION = (
+    "GitHub refused to create check runs (403): give the job `permissions: checks: write` "
+    "(and `pull-requests: write` for the comments)"
+)
+COMMENTS_PERMISSION = (
+    "GitHub refused the PR comments (403): give the job `permissions: pull-requests: write`, "
+    "or the action `comment: false`"
+)
+
+
+class ConfiguredEngine(Engine):
+    """The engine with the config read from the action's `config` path, at the PR's base as always
+    (a PR cannot switch its own checks off)."""
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        renderer: Renderer,
+        registry: Registry,
+        cache: RenderCache,
+        config_path: str,
+    ) -> None:
+        super().__init__(repo, renderer, registry, cache)
+        self.config_path = config_path
+
+    def load_config(self, commit: str) -> Config:
+        text = self.repo.tree(commit).text(self.config_path)
+        return parse_config(text, source=self.config_path, known_checks=self.registry.names)
+
+
+@dataclass(frozen=True)
+class ActionReview:
+    """One run of the action: what it reviews, with what, and what it may write."""
+
+    git: GitRepo
+    client: RepoClient
+    pr: PullState
+    inputs: ActionInputs
+    engine: ConfiguredEngine
+    read_only: bool  # a refused check run is expected (a fork's token), not a setup mistake
+
+
+def review_target(git: GitRepo, pr: PullState) -> str:
+    """The tip of the PR's base branch, as the App reviews against: the checkout keeps it under
+    `origin/`; the event's base commit when it has no such branch."""
+    for ref in (f"refs/remotes/origin/{pr.base_ref}", f"refs/heads/{pr.base_ref}"):
+        sha = git.resolve(ref)
+        if sha:
+            return sha
+    return pr.base_sha
+
+
+def other_open_prs(
+    git: GitRepo, pr: PullState, open_prs: Sequence[PullState]
+) -> tuple[OpenPR, ...]:
+    """The other open PRs whose heads are (or, fetched by id, now are) in the checkout; a head that
+    cannot be had leaves its PR out of the version race, said in the log."""
+    others = [p for p in open_prs if p.number != pr.number]
+    missing = set(fetch_commits(git, [p.head_sha for p in others]))
+    for p in others:
+        if p.head_sha in missing:
+            log.warning("open PR #%s left out: its head %s is not fetchable", p.number, p.head_sha)
+    return tuple(p.open_pr() for p in others if p.head_sha not in missing)
+
+
+def base_config(run: ActionReview, target: str) -> tuple[Config | None, str | None]:
+    try:
+        return run.engine.load_config(target), None
+    except ConfigError as exc:
+        return None, str(exc)
+
+
+def begin_runs(run: ActionReview, config: Config | None) -> dict[str, int] | None:
+    """The check runs, in progress; None when a read-only token may not create them."""
+    try:
+        return run.client.begin_check_runs(run.pr.head_sha, run_names(config))
+    except GithubException as exc:
+        if exc.status != FORBIDDEN:
+            raise
+        if run.read_only:
+            log.info("the token is read-only: findings go to annotations and the job summary")
+            return None
+        raise ActionSetupError(CHECKS_PERMISSION) from None
+
+
+def review_and_publish(run: ActionReview, open_prs: Sequence[PullState]) -> ReviewResult:
+    target = review_target(run.git, run.pr)
+    config, config_error = base_config(run, target)
+    runs = begin_runs(run, config)
+    try:
+        if config is None:
+            raise ConfigError(config_error or run.inputs.config)
+        result = run.engine.review(_review_input(run, target, open_prs))
+    except Exception as exc:
+        for name, run_id in (runs or {}).items():
+            run.client.complete_check_run(run_id, failed_output(name, _reason(exc)))
+        raise
+    if runs is None:
+        print_annotations(result.report)
+    else:
+        _publish(run, runs, result)
+    return result
+
+
+def _review_input(run: ActionReview, target: str, open_prs: Sequence[PullState]) -> ReviewInput:
+    pr = run.pr
+    return ReviewInput(
+        base=target,
+        head=pr.head_sha,
+        open_prs=other_open_prs(run.git, pr, open_prs),
+        pr=PullRequestInfo(number=pr.number, title=pr.title, body=pr.body),
+        charts=run.inputs.charts,
+        profiles=run.inputs.profiles,
+    )
+
+
+def _publish(run: ActionReview, runs: dict[str, int], result: ReviewResult) -> None:
+    try:
+        CheckRunPublisher(run.client, run.pr, runs).publish(result)
+    except GithubException as exc:
+        if exc.status == FORBIDDEN and not runs:  # every run is out: the comments were refused
+            raise ActionSetupError(COMMENTS_PERMISSION) from None
+        raise
+
+
+def _reason(exc: Exception) -> str:
+    """One line for the check runs: what went wrong, never a traceback (the job's log has it)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else 'no message'}"[:500]

@@ -1,0 +1,176 @@
+"""The rendered diff for people: a markdown section (the report, the summary comment) with one
+collapsed block per chart, and the plain text `chart-review review --diff` prints.
+
+Profiles whose diffs are the same are shown once ("`aks`, `eks`: same diff"). Within a limit (a
+comment's), whole lines are kept and every fence and block is closed, then a note says how much was
+left out and what prints it all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.engine.markdown_safe import _show_hidden, code
+from bot.engine.rendered_diff import (
+    ADDED,
+    CHANGED,
+    NOT_COMPARED,
+    REMOVED,
+    UNCHANGED,
+    ChartDiff,
+    chart_diff,
+)
+from bot.engine.report import Report
+
+HEADING = "### Rendered diff"
+# GitHub renders markdown inside <details> only after a blank line that ends the HTML block.
+FOLD = "<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+NO_CHANGE_CHART = "{chart}: no change in the rendered manifests"
+SAME = "{profiles}: same diff"
+SAID = {
+    UNCHANGED: "{profiles}: no change",
+    ADDED: "{profiles}: new profile, nothing to compare with",
+    REMOVED: "{profiles}: profile removed",
+    NOT_COMPARED: "{profiles}: not compared, {note}",
+}
+LEFT_OUT = "{profiles}: diff left out"
+CUT_LINE = "…"
+CUT_NOTE = (
+    "… {lines:,} more {noun} of the rendered diff left out; the whole diff: "
+    "`chart-review review --base {base} --head {head} --diff`"
+)
+FENCE_INFO = "diff"
+MIN_FENCE = 3
+NEWLINE = "\n"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Profiles of one chart that say the same: the same diff, or the same one line."""
+
+    profiles: tuple[str, ...]
+    status: str
+    text: str = ""
+    note: str = ""
+
+
+def groups(chart: ChartDiff) -> list[Group]:
+    """In the order their first profile comes (profiles are sorted by name)."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for p in chart.profiles:
+        found.setdefault((p.status, p.text, p.note), []).append(p.profile)
+    return [Group(tuple(names), s, t, n) for (s, t, n), names in found.items()]
+
+
+def report_diffs(report: Report) -> list[ChartDiff]:
+    found = (chart_diff(c.path, c.extra) for c in report.charts)
+    return [d for d in found if d is not None]
+
+
+# -- markdown ---------------------------------------------------------------------------------
+
+
+def diff_markdown(report: Report, limit: int | None = None) -> str:
+    """The section, or "" when the review computed no diff. Within `limit` characters when given,
+    each diff then showing at most as many lines as lets all fit: a small diff is shown whole
+    beside a large one, which is cut ("" when not even the headings fit)."""
+    diffs = report_diffs(report)
+    if not diffs:
+        return ""
+    longest = max((_line_count(g.text) for d in diffs for g in groups(d)), default=0)
+    full = _markdown(diffs, longest, report)
+    if limit is None or len(full) <= limit:
+        return full
+    # The length grows with the cap: the largest cap that fits, by bisection, ~17 renders of at
+    # most a comment's length each (the cap never passes what `limit` characters could hold).
+    fits, too_many = -1, min(longest, limit)  # _markdown(.., fits) is within limit; -1: none is
+    while too_many - fits > 1:
+        middle = (fits + too_many) // 2
+        if len(_markdown(diffs, middle, report)) <= limit:
+            fits = middle
+        else:
+            too_many = middle
+    return _markdown(diffs, fits, report) if fits >= 0 else ""
+
+
+def _markdown(diffs: Sequence[ChartDiff], cap: int, report: Report) -> str:
+    """The section showing at most `cap` lines of each diff, then a note for the lines left out."""
+    parts = [HEADING, *(_chart_markdown(d, cap) for d in diffs)]
+    left_out = sum(max(0, _line_count(g.text) - cap) for d in diffs for g in groups(d))
+    if left_out:
+        parts.append(_cut_note(left_out, report))
+    return "\n\n".join(parts)
+
+
+def _chart_markdown(chart: ChartDiff, cap: int) -> str:
+    name = f"**{code(chart.chart)}**"
+    if not chart.changed:
+        return NO_CHANGE_CHART.format(chart=name)
+    body = "\n\n".join(_group_markdown(g, cap) for g in groups(chart))
+    changed, total = sum(p.status == CHANGED for p in chart.profiles), len(chart.profiles)
+    head = f"{name}: {changed} of {total} {_plural(total, 'profile')} changed"
+    return f"{head}\n\n{FOLD.format(summary=_fold_summary(chart), body=body)}"
+
+
+def _group_markdown(group: Group, cap: int) -> str:
+    names = ", ".join(code(p) for p in group.profiles)
+    if group.status != CHANGED:
+        return SAID[group.status].format(profiles=names, note=group.note)
+    if cap <= 0:
+        return LEFT_OUT.format(profiles=names)
+    lines = group.text.splitlines()
+    shown = lines[:cap] + ([CUT_LINE] if len(lines) > cap else [])
+    title = SAME.format(profiles=names) if len(group.profiles) > 1 else f"{names}:"
+    return f"{title}\n\n{fenced(NEWLINE.join(shown))}"
+
+
+def _fold_summary(chart: ChartDiff) -> str:
+    keys = {o.key for p in chart.profiles if p.status == CHANGED for o in p.objects}
+    return f"{len(keys)} {_plural(len(keys), 'object')} changed"
+
+
+def fenced(text: str) -> str:
+    """PR-derived text as a fenced block that shows it literally: the fence is longer than any
+    backtick run inside (CommonMark closes a fence on a run at least as long), and hidden or
+    reordering characters are shown, as nothing inside a fence renders but they still would."""
+    text = _show_hidden(text)
+    longest = max((len(m) for m in re.findall("`+", text)), default=0)
+    fence = "`" * max(MIN_FENCE, longest + 1)
+    return f"{fence}{FENCE_INFO}\n{text}\n{fence}"
+
+
+def _cut_note(lines: int, report: Report) -> str:
+    return CUT_NOTE.format(
+        lines=lines, noun=_plural(lines, "line"), base=report.base[:12], head=report.head[:12]
+    )
+
+
+def _plural(n: int, noun: str) -> str:
+    return noun if n == 1 else noun + "s"
+
+
+def _line_count(text: str) -> int:
+    return len(text.splitlines())
+
+
+# -- plain text -------------------------------------------------------------------------------
+
+
+def diff_plain(report: Report) -> str:
+    """Every chart's diff as `git diff` would print it, each group under a `#` line naming the
+    chart and its profiles; a chart or profile without change is its one `#` line."""
+    out = []
+    for d in report_diffs(report):
+        if not d.changed:
+            out.append(f"# {NO_CHANGE_CHART.format(chart=d.chart)}\n")
+            continue
+        for g in groups(d):
+            names = ", ".join(g.profiles)
+            if g.status != CHANGED:
+                out.append(f"# {d.chart}: {SAID[g.status].format(profiles=names, note=g.note)}\n")
+            else:
+                title = SAME.format(profiles=names) if len(g.profiles) > 1 else names
+                out.append(f"# {d.chart}: {title}\n{g.text}")
+    return "".join(out)

@@ -1,0 +1,272 @@
+"""The rendered diff: what a PR changes in a chart's manifests, per profile and object by object, as
+helm-diff and argocd-diff-preview show it, with what every release changes left out.
+
+Pure: two renders in, values out. The engine puts `rendered_diffs(chart, config.diff)` in the
+chart's report data under `diff`, so the JSON report holds it whole; bot/engine/diff_section.py
+prints it for people.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from bot.engine.config import DiffConfig
+from bot.engine.context import ChartRenders, Rendered
+from bot.engine.manifests import Document
+
+log = logging.getLogger(__name__)
+
+CHANGED, UNCHANGED, ADDED, REMOVED, NOT_COMPARED = (
+    "changed",
+    "unchanged",
+    "added",
+    "removed",
+    "not-compared",
+)
+ABSENT = "/dev/null"  # the side of an object the PR creates or deletes, as git names it
+CONTEXT_LINES = 3
+HUNK = "@@"
+# An object whose YAML is longer than this on either side is not diffed line by line: difflib is
+# quadratic at worst, and such a diff is no read for a reviewer anyway (a dashboard's JSON).
+MAX_OBJECT_LINES = 20_000
+TOO_LARGE = "# {key}: changed, {lines:,} lines: too large to diff here\n"
+TOO_DEEP = "# {key}: nested too deeply to diff here\n"
+# Secret values are never printed, even from CI values, nor compared: a `randAlphaNum` password or
+# a `genCA` key is new at every render. Which keys a Secret has still shows.
+SECRET_KINDS = frozenset({"Secret"})
+SECRET_FIELDS = ("data", "stringData")
+REDACTED = "<redacted>"
+NOT_COMPARED_VALUE = "<not compared>"  # an `ignore_fields` field's value
+
+
+@dataclass(frozen=True)
+class ObjectDiff:
+    key: str  # Kind/namespace/name
+    text: str  # a unified diff, its `---` / `+++` lines naming the object
+
+
+@dataclass(frozen=True)
+class ProfileDiff:
+    profile: str
+    status: str  # CHANGED, UNCHANGED, ADDED, REMOVED or NOT_COMPARED
+    objects: tuple[ObjectDiff, ...] = ()
+    note: str = ""  # why it was not compared
+
+    @property
+    def text(self) -> str:
+        return "".join(o.text for o in self.objects)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "status": self.status,
+            "objects": [{"object": o.key, "diff": o.text} for o in self.objects],
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProfileDiff:
+        objects = tuple(ObjectDiff(o["object"], o["diff"]) for o in data.get("objects", ()))
+        return cls(data["profile"], data["status"], objects, data.get("note", ""))
+
+
+@dataclass(frozen=True)
+class ChartDiff:
+    chart: str
+    profiles: tuple[ProfileDiff, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(p.status == CHANGED for p in self.profiles)
+
+
+def rendered_diffs(chart: ChartRenders, noise: DiffConfig) -> dict[str, Any]:
+    """The chart's report data: `{"diff": {"profiles": [...]}}`, one entry per profile."""
+    names = sorted(set(chart.base) | set(chart.head))
+    diffs = [_contained(p, chart.base.get(p), chart.head.get(p), noise) for p in names]
+    return {"diff": {"profiles": [d.to_json() for d in diffs]}}
+
+
+def _contained(
+    profile: str, base: Rendered | None, head: Rendered | None, noise: DiffConfig
+) -> ProfileDiff:
+    """A diff that fails (a bug, or a render crafted past a limit) costs that profile's diff only,
+    said in its line: the review and its findings do not depend on it."""
+    try:
+        return profile_diff(profile, base, head, noise)
+    except Exception as exc:  # noqa: BLE001 - the diff is for reading; it must not end the review
+        log.exception("rendered diff of profile %s failed", profile)
+        return ProfileDiff(profile, NOT_COMPARED, note=f"the diff failed: {type(exc).__name__}")
+
+
+def chart_diff(path: str, extra: Mapping[str, Any]) -> ChartDiff | None:
+    """A chart's diff back from its report data; None when the review computed none."""
+    data = extra.get("diff")
+    if not isinstance(data, Mapping):
+        return None
+    return ChartDiff(path, tuple(ProfileDiff.from_json(p) for p in data.get("profiles", ())))
+
+
+def profile_diff(
+    profile: str, base: Rendered | None, head: Rendered | None, noise: DiffConfig
+) -> ProfileDiff:
+    if base is None:
+        return ProfileDiff(profile, ADDED)
+    if head is None:
+        return ProfileDiff(profile, REMOVED)
+    for side, render in (("base", base), ("head", head)):
+        if render.error is not None:
+            return ProfileDiff(profile, NOT_COMPARED, note=f"it did not render at {side}")
+    objects = tuple(_object_diffs(base.documents, head.documents, noise))
+    return ProfileDiff(profile, CHANGED if objects else UNCHANGED, objects)
+
+
+def _object_diffs(
+    base: Sequence[Document], head: Sequence[Document], noise: DiffConfig
+) -> Iterable[ObjectDiff]:
+    old, new = _by_key(base), _by_key(head)
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a is not None and b is not None and _same(a.body, b.body):
+            continue  # most objects: no copy, no dump
+        found = _object_diff(key, a, b, noise)
+        if found is not None:
+            yield found
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    try:
+        return a is b or a == b
+    except RecursionError:
+        return False  # then dumped, which says it is too deep
+
+
+def _by_key(documents: Sequence[Document]) -> dict[str, Document]:
+    """Documents by key; a key rendered twice (a chart bug Helm lets through) is told apart by
+    its rank, so neither copy hides the other."""
+    out: dict[str, Document] = {}
+    for doc in documents:
+        key, n = doc.key, 1
+        while key in out:
+            n += 1
+            key = f"{doc.key} #{n}"
+        out[key] = doc
+    return out
+
+
+def _object_diff(
+    key: str, base: Document | None, head: Document | None, noise: DiffConfig
+) -> ObjectDiff | None:
+    try:
+        old = _dump(base, noise)
+        new = _dump(head, noise)
+    except RecursionError:  # nesting Helm and the YAML parser allow, deeper than Python's stack
+        return ObjectDiff(key, TOO_DEEP.format(key=key))
+    if old == new:
+        return None  # only noise differed
+    if max(len(old), len(new)) > MAX_OBJECT_LINES:
+        return ObjectDiff(key, TOO_LARGE.format(key=key, lines=max(len(old), len(new))))
+    lines = difflib.unified_diff(
+        old,
+        new,
+        fromfile=f"a/{key}" if base is not None else ABSENT,
+        tofile=f"b/{key}" if head is not None else ABSENT,
+        n=CONTEXT_LINES,
+    )
+    return ObjectDiff(key, "".join(_line(line) for line in lines))
+
+
+def _line(line: str) -> str:
+    """A diff line ended by a newline; a hunk's header without its line numbers, which count lines
+    of our YAML dump, no file a reviewer has, and differ between profiles that make the same
+    change (the same diff then reads as one)."""
+    if line.startswith("@@ "):
+        return HUNK + "\n"
+    return line if line.endswith("\n") else line + "\n"
+
+
+def _dump(doc: Document | None, noise: DiffConfig) -> list[str]:
+    if doc is None:
+        return []
+    body = _quiet(doc.body, noise)
+    if doc.kind in SECRET_KINDS:
+        body = _redacted(body)
+    text = yaml.dump(body, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=_WIDE)
+    return text.splitlines(keepends=True)
+
+
+def _quiet(value: Any, noise: DiffConfig) -> Any:
+    """A plain copy of `value` without the noisy labels and annotations of each `metadata` in it
+    (the object's, a pod template's, a volume claim template's), nor the values of ignored fields.
+    Selectors keep their labels: a changed selector is no noise."""
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if k == "metadata" and isinstance(v, Mapping):
+                v = _quiet_metadata(v, noise)
+            elif _matches(str(k), noise.ignore_fields):
+                v = NOT_COMPARED_VALUE
+            # Keys as text: YAML keys may mix numbers and strings (a tcp-services ConfigMap's
+            # `8080:`), which sorting cannot compare.
+            out[str(k)] = _quiet(v, noise)
+        return out
+    if isinstance(value, list | tuple):
+        return [_quiet(v, noise) for v in value]
+    return value
+
+
+def _quiet_metadata(metadata: Mapping[str, Any], noise: DiffConfig) -> dict[str, Any]:
+    out = dict(metadata)
+    for field, patterns in (
+        ("labels", noise.ignore_labels),
+        ("annotations", noise.ignore_annotations),
+    ):
+        entries = out.get(field)
+        if not isinstance(entries, Mapping):
+            continue
+        kept = {k: v for k, v in entries.items() if not _matches(str(k), patterns)}
+        if kept:
+            out[field] = kept
+        else:
+            del out[field]  # `labels: {}` on one side only would be a diff of nothing
+    return out
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _redacted(body: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(body)
+    for field in SECRET_FIELDS:
+        entries = out.get(field)
+        if isinstance(entries, Mapping):
+            out[field] = dict.fromkeys(entries, REDACTED)
+    return out
+
+
+# One value a line, however long: a folded line would make a one-word change look like several.
+_WIDE = 1 << 20
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The safe dumper, writing multi-line strings as `|` blocks (a script or a config file in a
+    ConfigMap then diffs line by line) and never an anchor (which would be noise)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)

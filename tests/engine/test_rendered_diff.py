@@ -1,0 +1,226 @@
+"""The rendered diff on real git repositories and real Helm renders: per profile and object, with
+what every release changes left out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.engine.config import DiffConfig
+from bot.engine.context import ChartRenders, Rendered
+from bot.engine.diff_section import diff_markdown, diff_plain, fenced
+from bot.engine.manifests import Document
+from bot.engine.markdown import to_markdown
+from bot.engine.rendered_diff import CHANGED, UNCHANGED, chart_diff, rendered_diffs
+from bot.engine.report import Report
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm
+from checks import REGISTRY
+from tests.support.gitbuilder import GitBuilder
+
+CHART = """apiVersion: v2
+name: web
+version: {version}
+appVersion: "{version}"
+"""
+# Labels and an annotation that change on every release, beside what the values say.
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+  labels:
+    app: web
+    helm.sh/chart: web-{{ .Chart.Version }}
+    app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels:
+        app: web
+        helm.sh/chart: web-{{ .Chart.Version }}
+      annotations:
+        checksum/token: {{ .Values.token | sha256sum }}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+"""
+SERVICE = """apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}-web
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+"""
+PROFILES = {"aks": "{}\n", "bm": "replicas: 3\n", "eks": "{}\n"}
+
+
+def write_chart(g: GitBuilder, version: str = "1.0.0", replicas: int = 1, token: str = "a") -> None:
+    g.write("web/Chart.yaml", CHART.format(version=version))
+    g.write("web/values.yaml", f"replicas: {replicas}\ntoken: {token}\n")
+    g.write("web/templates/deployment.yaml", DEPLOYMENT)
+    g.write("web/templates/service.yaml", SERVICE)
+    for name, text in PROFILES.items():
+        g.write(f"web/ci/{name}-values.yaml", text)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    write_chart(g)
+    return g.commit("web 1.0.0")
+
+
+def review(g: GitBuilder) -> Report:
+    engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
+    return engine.review(ReviewInput(base="develop", head="pr")).report
+
+
+REPLICAS_DIFF = """--- a/Deployment/default/release-web
++++ b/Deployment/default/release-web
+@@
+     app: web
+   name: release-web
+ spec:
+-  replicas: 1
++  replicas: 2
+   selector:
+     matchLabels:
+       app: web
+"""
+
+
+def test_a_change_to_one_object_on_two_of_three_profiles(repo: GitBuilder) -> None:
+    """The default goes from 1 to 2 replicas; `bm` sets its own 3, so its render does not change.
+    The chart's version bump and its labels are noise, left out."""
+    write_chart(repo.branch("pr"), version="1.0.1", replicas=2)
+    report = review(repo.commit("two replicas"))
+    (summary,) = report.charts
+    diff = chart_diff(summary.path, summary.extra)
+    assert diff is not None
+    assert [(p.profile, p.status, [o.key for o in p.objects]) for p in diff.profiles] == [
+        ("aks", CHANGED, ["Deployment/default/release-web"]),
+        ("bm", UNCHANGED, []),
+        ("eks", CHANGED, ["Deployment/default/release-web"]),
+    ]
+    assert diff.profiles[0].text == diff.profiles[2].text == REPLICAS_DIFF
+    assert diff_markdown(report) == (
+        "### Rendered diff\n\n"
+        "**`web`**: 2 of 3 profiles changed\n\n"
+        "<details><summary>1 object changed</summary>\n\n"
+        "`aks`, `eks`: same diff\n\n"
+        f"```diff\n{REPLICAS_DIFF}```\n\n"
+        "`bm`: no change\n\n"
+        "</details>"
+    )
+    assert diff_plain(report) == (
+        f"# web: aks, eks: same diff\n{REPLICAS_DIFF}# web: bm: no change\n"
+    )
+    # The report for people ends with it; the JSON report holds it whole.
+    assert to_markdown(report, REGISTRY.sections()).endswith(diff_markdown(report) + "\n")
+    assert report.to_json()["charts"][0]["diff"]["profiles"][1] == {
+        "profile": "bm",
+        "status": "unchanged",
+        "objects": [],
+        "note": "",
+    }
+
+
+def test_noise_only_changes_show_nothing(repo: GitBuilder) -> None:
+    """A version bump (`helm.sh/chart`, `app.kubernetes.io/version`) and a value that only feeds a
+    `checksum/*` annotation: every object differs, and no line of it is worth reading."""
+    write_chart(repo.branch("pr"), version="1.1.0", token="b")
+    report = review(repo.commit("bump"))
+    (summary,) = report.charts
+    diff = chart_diff(summary.path, summary.extra)
+    assert diff is not None and [p.status for p in diff.profiles] == [UNCHANGED] * 3
+    assert diff_markdown(report) == (
+        "### Rendered diff\n\n**`web`**: no change in the rendered manifests"
+    )
+    assert diff_plain(report) == "# web: no change in the rendered manifests\n"
+    assert "```diff" not in to_markdown(report, REGISTRY.sections())
+
+
+def test_the_noise_is_configurable(repo: GitBuilder) -> None:
+    """A repository that wants the chart label back empties `ignore_labels`; the other defaults
+    stay."""
+    repo.write(".github/chart-review.yml", "diff:\n  ignore_labels: [app.kubernetes.io/*]\n")
+    repo.commit("config")
+    write_chart(repo.branch("pr"), version="1.1.0", token="b")
+    report = review(repo.commit("bump"))
+    (summary,) = report.charts
+    diff = chart_diff(summary.path, summary.extra)
+    assert diff is not None
+    text = diff.profiles[0].text
+    assert "-    helm.sh/chart: web-1.0.0\n+    helm.sh/chart: web-1.1.0\n" in text
+    assert "checksum/token" not in text and "app.kubernetes.io/version" not in text
+
+
+def doc(kind: str, name: str, body: dict[str, object]) -> Document:
+    meta = {"name": name, "namespace": "default"}
+    return Document(
+        kind, name, "default", "web/templates/x.yaml", {"kind": kind, "metadata": meta, **body}
+    )
+
+
+def renders(base: tuple[Document, ...], head: tuple[Document, ...]) -> ChartRenders:
+    return ChartRenders(
+        path="web",
+        name="web",
+        base={"default": Rendered("default", base)},
+        head={"default": Rendered("default", head)},
+    )
+
+
+def test_secret_values_and_generated_certificates_are_never_shown() -> None:
+    """`randAlphaNum` and `genCA` give new values at every render: a Secret shows only its keys, a
+    webhook's `caBundle` only that it is there."""
+    old = (
+        doc("Secret", "s", {"data": {"password": "c2VjcmV0MQ=="}}),
+        doc(
+            "MutatingWebhookConfiguration",
+            "m",
+            {"webhooks": [{"clientConfig": {"caBundle": "QUJD"}}]},
+        ),
+    )
+    new = (
+        doc("Secret", "s", {"data": {"password": "b3RoZXI=", "token": "dA=="}}),
+        doc(
+            "MutatingWebhookConfiguration",
+            "m",
+            {"webhooks": [{"clientConfig": {"caBundle": "WFla"}}]},
+        ),
+    )
+    data = rendered_diffs(renders(old, new), DiffConfig())
+    diff = chart_diff("web", data)
+    assert diff is not None
+    (profile,) = diff.profiles
+    assert [o.key for o in profile.objects] == ["Secret/default/s"]
+    assert profile.text == (
+        "--- a/Secret/default/s\n+++ b/Secret/default/s\n@@\n"
+        " data:\n   password: <redacted>\n+  token: <redacted>\n kind: Secret\n metadata:\n"
+        "   name: s\n"
+    )
+
+
+def test_an_object_the_pr_adds_is_diffed_against_nothing() -> None:
+    script = doc("ConfigMap", "c", {"data": {"run.sh": "set -e\necho hi\n"}})
+    diff = chart_diff("web", rendered_diffs(renders((), (script,)), DiffConfig()))
+    assert diff is not None
+    assert diff.profiles[0].text == (
+        "--- /dev/null\n+++ b/ConfigMap/default/c\n@@\n"
+        "+data:\n+  run.sh: |\n+    set -e\n+    echo hi\n+kind: ConfigMap\n"
+        "+metadata:\n+  name: c\n+  namespace: default\n"
+    )
+
+
+def test_a_fence_outlasts_the_backticks_and_shows_hidden_characters() -> None:
+    assert fenced("+ a: ````x\u202e") == "`````diff\n+ a: ````x\\u202e\n`````"
+    assert fenced("+ a: 1") == "```diff\n+ a: 1\n```"

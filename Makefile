@@ -30,6 +30,8 @@ test: $(VENV)/.installed-test lint
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/review_bench.py
+	$(BIN)/python bench/replay_bench.py
+	$(BIN)/python bench/all_charts_bench.py
 
 # The App under load and scale-out (they use the fake GitHub from tests/, hence the test extra).
 load: $(VENV)/.installed-test

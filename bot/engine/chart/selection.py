@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from bot.engine.chart.dependencies import local_charts
-from bot.engine.chart.files import CHART_FILE, ChartMeta, all_chart_dirs, read_chart_meta
+from bot.engine.chart.files import (
+    CHART_FILE,
+    ChartMeta,
+    all_chart_dirs,
+    chart_file,
+    read_chart_meta,
+)
 from bot.engine.ct_config import NO_CT, CtConfig
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Tree
@@ -96,6 +102,8 @@ def _dependents(trees: Sequence[Tree], known: Sequence[str], touched: set[str]) 
         for chart in known:
             if chart in touched or chart in found:
                 continue
+            if "file://" not in (tree.text(chart_file(chart)) or ""):
+                continue  # no local dependency: nothing to follow (most charts; a cheap scan)
             try:
                 placed = local_charts(tree, chart)
             except ChartReviewError:

@@ -1,0 +1,216 @@
+"""`--all-charts` over many generated charts: the review next to the renders it makes, and peak memory.
+
+A repository of N charts (default 100), each a few Deployments and Services with 4 profiles; the
+reviewed branch touches docs only, so base and head render alike and each (chart, profile) renders
+once. Timed: (a) the engine's whole `--all-charts` review, cold, in the sandbox's render processes;
+(b) the same renders alone, the archives and values the review handed the renderer, as many at once
+as the engine renders. Reported: both, their ratio (target <= 1.5x), and the peak RSS of this
+process and of its largest render process (`getrusage`). Run it at two sizes to see memory follow
+the number of charts or not.
+
+    .venv/bin/python bench/all_charts_bench.py [--charts N] [--templates N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.engine.review import Engine, ReviewInput  # noqa: E402
+from bot.git.repo import GitRepo  # noqa: E402
+from bot.render.base import RENDER_WORKERS, Renderer  # noqa: E402
+from bot.render.cache import RenderCache  # noqa: E402
+from bot.render.factory import make_renderer  # noqa: E402
+from checks import REGISTRY  # noqa: E402
+
+PROFILES = ("aks", "eks", "gke", "oc")
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: '{{{{ .Release.Name }}}}-{name}-{i}'}}
+spec:
+  replicas: {{{{ .Values.replicas }}}}
+  selector: {{matchLabels: {{app: {name}-{i}}}}}
+  template:
+    metadata: {{labels: {{app: {name}-{i}}}}}
+    spec:
+      containers:
+        - name: app
+          image: "example/{name}:{{{{ .Values.tag }}}}"
+          ports: [{{name: http, containerPort: 8080}}]
+          readinessProbe: {{httpGet: {{path: /healthz, port: http}}}}
+          resources: {{{{- toYaml .Values.resources | nindent 12 }}}}
+"""
+SERVICE = """apiVersion: v1
+kind: Service
+metadata: {{name: '{{{{ .Release.Name }}}}-{name}-{i}'}}
+spec:
+  selector: {{app: {name}-{i}}}
+  ports: [{{port: 80, targetPort: http}}]
+"""
+
+
+def chart_files(name: str, templates: int, version: str = "1.0.0", edit: int = 0) -> dict[str, str]:
+    """A chart's files (path under the chart → text). `edit` changes the replicas of one
+    Deployment, so that a history can make a new tree of the chart at every change."""
+    files = {
+        "Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: {version}\n",
+        "values.yaml": "replicas: 1\ntag: '1'\n"
+        "resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}\n",
+    }
+    for i in range(templates // 2):
+        text = DEPLOYMENT.format(name=name, i=i)
+        if edit and i == edit % (templates // 2):
+            text = text.replace("{{ .Values.replicas }}", str(edit + 1))
+        files[f"templates/{name}-{i}-deployment.yaml"] = text
+        files[f"templates/{name}-{i}-service.yaml"] = SERVICE.format(name=name, i=i)
+    for n, profile in enumerate(PROFILES):
+        files[f"ci/{profile}-values.yaml"] = f"replicas: {n + 1}\n"
+    return files
+
+
+def git(root: Path, *args: str, stdin: str | None = None) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "HOME": str(root),
+    }
+    return subprocess.run(
+        ["git", "-C", str(root), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+    ).stdout.strip()
+
+
+def write_files(root: Path, files: Mapping[str, str]) -> None:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+class RecordingRenderer:
+    """The review's renderer, counting its renders and keeping what each was handed, so that the
+    same renders can be timed alone afterwards."""
+
+    def __init__(self, inner: Renderer) -> None:
+        self.inner, self.version = inner, inner.version
+        self.jobs: list[tuple[bytes, Mapping[str, Any], str, str, tuple[Any, ...]]] = []
+        self._lock = threading.Lock()
+
+    def render(
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str, *extra: Any
+    ) -> dict[str, str]:
+        with self._lock:
+            self.jobs.append((archive, values, release, namespace, extra))
+        return self.inner.render(archive, values, release, namespace, *extra)
+
+    def replay_alone(self) -> float:
+        """The recorded renders again, nothing else, RENDER_WORKERS at once (as the engine)."""
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(RENDER_WORKERS) as pool:
+            for future in [pool.submit(_render_quietly, self.inner, job) for job in self.jobs]:
+                future.result()
+        return time.perf_counter() - t0
+
+
+def _render_quietly(renderer: Renderer, job: tuple[Any, ...]) -> None:
+    archive, values, release, namespace, extra = job
+    with contextlib.suppress(Exception):  # a render that fails costs its time all the same
+        renderer.render(archive, values, release, namespace, *extra)
+
+
+def peak_rss_mb() -> tuple[float, float, float]:
+    """Peak RSS in MB: this process; its render processes, which live on (their high-water marks,
+    `VmHWM`, summed); and children already ended (`getrusage`, the largest). Linux counts in KB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return own / 1024, sum(_high_water_kb(pid) for pid in _children()) / 1024, ended / 1024
+
+
+def _children() -> list[int]:
+    pids: list[int] = []
+    for task in Path("/proc/self/task").iterdir():
+        text = (task / "children").read_text() if (task / "children").exists() else ""
+        pids += [int(p) for p in text.split()]
+    return pids
+
+
+def _high_water_kb(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "VmHWM: 0 kB")
+    return int(line.split()[1])
+
+
+def build_repo(root: Path, charts: int, templates: int) -> None:
+    git(root, "init", "-q", "-b", "develop")
+    for c in range(charts):
+        write_files(root / "charts" / f"c{c:03d}", chart_files(f"c{c:03d}", templates))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "charts")
+    git(root, "checkout", "-qb", "pr")
+    write_files(root, {"docs/README.md": "# Charts\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "docs")
+    git(root, "repack", "-adq")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--charts", type=int, default=100)
+    parser.add_argument("--templates", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        build_repo(root, args.charts, args.templates)
+        renderer = RecordingRenderer(make_renderer("embedded"))
+        repo = GitRepo(root)
+        # Warm, as a long-running worker is: the render processes started, Helm's library loaded.
+        Engine(repo, renderer, REGISTRY).review(
+            ReviewInput("develop", "pr", charts=("charts/c000",))
+        )
+        renderer.jobs.clear()
+        engine = Engine(repo, renderer, REGISTRY, RenderCache(max_entries=100_000))
+        t0 = time.perf_counter()
+        report = engine.review(ReviewInput(base="develop", head="pr", all_charts=True)).report
+        review_s = time.perf_counter() - t0
+        own_mb, live_mb, ended_mb = peak_rss_mb()
+        raw_s = renderer.replay_alone()
+    print(
+        f"--all-charts: {len(report.charts)} charts x {len(PROFILES)} profiles, "
+        f"{args.templates} templates each; {len(renderer.jobs)} renders (base and head alike)"
+    )
+    print(
+        f"whole review        {review_s:8.2f} s  (render {engine.timings.render:.2f} s, "
+        f"checks {engine.timings.checks:.2f} s)"
+    )
+    print(f"raw renders alone   {raw_s:8.2f} s  ({RENDER_WORKERS} at once, as the engine)")
+    print(f"ratio review/raw    {review_s / raw_s:8.2f}x  (target <= 1.50x)")
+    print(
+        f"peak RSS            {own_mb:8.1f} MB this process; render processes {live_mb:.1f} MB "
+        f"(summed), ended children {ended_mb:.1f} MB"
+    )
+
+
+if __name__ == "__main__":
+    main()

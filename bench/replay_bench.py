@@ -1,0 +1,115 @@
+"""`chart-review replay` over 200 changes: total time, the renders the shared cache avoided, and the
+replay next to the renders it made.
+
+By default a repository built here, shaped like a GitHub mirror: 8 charts of 4 profiles each and a
+history of squash merges (`(#N)` subjects), each editing one chart, with its `refs/pull/N/head`.
+`--repo DIR` replays a real one instead (a mirror: `/work/.mirror/…/repo`). Timed: the replay as the
+command runs it (changes side by side, one render cache), then the renders it made, alone, as many at
+once as the engine renders. Target (issue 17): 200 real changes of a 4-profile repository in under a
+minute on 2 cores.
+
+    .venv/bin/python bench/replay_bench.py [--repo DIR] [--last N] [--charts N] [--templates N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from all_charts_bench import RecordingRenderer, chart_files, git, write_files  # noqa: E402
+
+from bot.cli.replay import changes_to_replay, reviewed_in_order  # noqa: E402
+from bot.engine.review import Engine  # noqa: E402
+from bot.git.repo import GitRepo  # noqa: E402
+from bot.render.base import RENDER_WORKERS  # noqa: E402
+from bot.render.cache import CachedRender, CacheKey, RenderCache  # noqa: E402
+from bot.render.factory import make_renderer  # noqa: E402
+from checks import REGISTRY  # noqa: E402
+
+
+class CountingCache(RenderCache):
+    """Counts the lookups the cache answered: each is a render not made again."""
+
+    hits = 0
+
+    def get(self, key: CacheKey) -> CachedRender | None:
+        found = super().get(key)
+        if found is not None:
+            self.hits += 1  # under the GIL, from the render workers: a count, not a ledger
+        return found
+
+
+def build_history(root: Path, charts: int, templates: int, changes: int) -> None:
+    """`changes` squash merges on develop, each editing one chart (round robin) and bumping its
+    version, each with a PR head holding the same tree on the commit before it."""
+    git(root, "init", "-q", "-b", "develop")
+    for c in range(charts):
+        write_files(root / "charts" / f"c{c}", chart_files(f"c{c}", templates))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "charts")
+    for n in range(1, changes + 1):
+        c = n % charts
+        files = chart_files(f"c{c}", templates, version=f"1.0.{n}", edit=n)
+        write_files(root / "charts" / f"c{c}", files)
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", f"[c{c}] change {n} (#{n})")
+        parent, tree = git(root, "rev-parse", "HEAD~1"), git(root, "rev-parse", "HEAD^{tree}")
+        head = git(root, "commit-tree", tree, "-p", parent, "-m", f"change {n}")
+        git(root, "update-ref", f"refs/pull/{n}/head", head)
+    git(root, "repack", "-adq")
+
+
+def replay(repo_dir: Path, last: int) -> None:
+    repo = GitRepo(repo_dir)
+    branch = repo.default_branch() or "HEAD"
+    args = argparse.Namespace(last=last, since=None, chart=[])
+    changes = changes_to_replay(repo, args, branch)
+    renderer = RecordingRenderer(make_renderer("embedded"))
+    cache = CountingCache()
+    engine = Engine(repo, renderer, REGISTRY, cache)
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    rows = list(reviewed_in_order(engine, changes, ()))
+    total = time.perf_counter() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    raw = renderer.replay_alone()
+    errors = sum(1 for r in rows if r.error)
+    print(f"replay of {len(rows)} changes of {repo_dir} ({errors} errors)")
+    print(f"total               {total:8.2f} s   (target < 60 s for 200)")
+    print(f"renders made        {len(renderer.jobs):8d}")
+    print(f"renders avoided     {cache.hits:8d}   (lookups the shared cache answered)")
+    print(f"raw renders alone   {raw:8.2f} s   ({RENDER_WORKERS} at once, as the engine)")
+    print(f"ratio replay/raw    {total / raw:8.2f}x")
+    user = cpu1.ru_utime - cpu0.ru_utime + cpu1.ru_stime - cpu0.ru_stime
+    print(
+        f"this process's CPU  {user:8.2f} s   (git facts, parsing, checks; renders are elsewhere)"
+    )
+    print(f"peak RSS            {cpu1.ru_maxrss / 1024:8.1f} MB this process")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repo", type=Path, help="replay this repository instead of a built one")
+    parser.add_argument("--last", type=int, default=200)
+    parser.add_argument("--charts", type=int, default=8)
+    parser.add_argument("--templates", type=int, default=20)
+    args = parser.parse_args()
+    if args.repo is not None:
+        replay(args.repo, args.last)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        build_history(root, args.charts, args.templates, args.last)
+        replay(root, args.last)
+
+
+if __name__ == "__main__":
+    main()

@@ -227,3 +227,13 @@ def changed_paths(base: Tree, head: Tree, chart_path: str) -> tuple[str, ...]:
     changed = before ^ after
     changed.update(p for p in before & after if base.read(p) != head.read(p))
     return tuple(sorted(changed))
+
+
+def is_vendored_archive(path: str, chart_dir: str) -> bool:
+    """A packaged dependency: `charts/NAME.tgz` of this chart or of one of its subcharts."""
+    relative = path[len(chart_dir) :].lstrip("/") if chart_dir not in ("", ".") else path
+    return relative.endswith(".tgz") and (relative.startswith("charts/") or "/charts/" in relative)
+
+
+def dir_prefix(directory: str) -> str:
+    return directory.rstrip("/") + "/" if directory not in ("", ".") else ""

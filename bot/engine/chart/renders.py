@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import itertools
 import json
-import re
-import tarfile
 import threading
-import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -18,21 +14,27 @@ from functools import partial
 from typing import Any
 
 from bot.engine.chart.archive import Layer, UnsafeTreeError, chart_archive, check_entry
+from bot.engine.chart.crds import SideCapabilities, chart_capabilities, new_api_versions
 from bot.engine.chart.dependencies import DependencyError, LocalChart, content_id, local_charts
-from bot.engine.chart.files import HELMIGNORE, chart_file, ignored, parse_rules
+from bot.engine.chart.files import (
+    HELMIGNORE,
+    chart_file,
+    dir_prefix,
+    ignored,
+    is_vendored_archive,
+    parse_rules,
+)
 from bot.engine.chart.schemas import SCHEMA_FILE, archive_escape, schema_escape
 from bot.engine.chart.selection import chart_meta
 from bot.engine.config import Config
 from bot.engine.context import ChartRenders, Rendered, RenderError
 from bot.engine.manifests import (
-    Document,
     ManifestError,
     parse_rendered,
     pod_templates,
     template_repo_path,
 )
 from bot.engine.profiles import (
-    MAX_VALUES_BYTES,
     NO_OVERRIDE,
     Profile,
     ValuesOverride,
@@ -42,10 +44,8 @@ from bot.engine.profiles import (
     merge_values,
 )
 from bot.engine.report import RenderErrorEntry
-from bot.engine.yaml import bounded
-from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.repo import GitRepo, GitTree
-from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities, crd_api_versions
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.lru import BoundedCache
 from bot.render.base import RENDER_WORKERS, Renderer, RenderFailure, is_dependency_missing
 from bot.render.cache import CachedRender, CacheKey, RenderCache
@@ -57,27 +57,6 @@ _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="rende
 # Charts of one review started ahead of the one awaited: twice the workers keeps them all busy when
 # charts have one profile or two, and bounds the archives and values held in flight.
 CHARTS_AHEAD = 2 * RENDER_WORKERS
-# Helm's CRD files (`Chart.CRDObjects`): under the chart's or a subchart's `crds/`, a manifest by
-# its extension; in a vendored archive, under its top directory.
-_CRD_FILE_RE = re.compile(r"^(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
-_ARCHIVED_CRD_RE = re.compile(r"^[^/]+/(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
-_TEMPLATE_RE = re.compile(r"^(?:charts/[^/]+/)*templates/")
-# How a template asks for API versions, however it reaches `.Capabilities` (`$.Capabilities`,
-# `.context.Capabilities`, `$caps := .Capabilities`).
-_ASKS_API_VERSIONS = b"APIVersions"
-# Template blob id → whether it asks; CRD file or vendored archive blob id → its API versions.
-_ASKS: BoundedCache[str, bool] = BoundedCache(16384)
-_CRD_VERSIONS: BoundedCache[str, tuple[str, ...]] = BoundedCache(4096)
-
-
-@dataclass(frozen=True)
-class _SideCapabilities:
-    """A side's capabilities: the review's, plus what its chart's `crds/` define. `asks`: some
-    template reads `.Capabilities.APIVersions`; if none does, no API version can change a render,
-    and none is added (which would only split the render cache)."""
-
-    capabilities: Capabilities
-    asks: bool
 
 
 @dataclass(frozen=True)
@@ -99,7 +78,7 @@ class _Job:
     profile: Profile
     tree: GitTree
     archiver: _Archiver
-    caps: _SideCapabilities
+    caps: SideCapabilities
 
 
 class PendingChart:
@@ -272,7 +251,7 @@ def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
             check_entry(path, entry)
         except UnsafeTreeError as exc:
             return str(exc)
-        if entry.kind == "blob" and _vendored(path, chart_dir):
+        if entry.kind == "blob" and is_vendored_archive(path, chart_dir):
             why = _VENDORED.get_or_make(entry.oid, partial(_archive_escape, tree, path))
             if why is not None:
                 return f"{path}: {why}; refused, not handed to Helm"
@@ -281,12 +260,6 @@ def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
 
 def _archive_escape(tree: GitTree, path: str) -> str | None:
     return archive_escape(tree.read(path) or b"")
-
-
-def _vendored(path: str, chart_dir: str) -> bool:
-    """A packaged dependency: `charts/NAME.tgz` of this chart or of one of its subcharts."""
-    relative = path[len(chart_dir) :].lstrip("/") if chart_dir not in ("", ".") else path
-    return relative.endswith(".tgz") and (relative.startswith("charts/") or "/charts/" in relative)
 
 
 def unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
@@ -336,7 +309,7 @@ class _Archiver:
     def _layer(self, chart: LocalChart) -> Layer:
         # Helm's own directory loader skips what .helmignore names, and `helm dependency build`
         # packages each dependency so, by its own: an archive must be built so.
-        prefix = _dir_prefix(chart.directory)
+        prefix = dir_prefix(chart.directory)
         rules = parse_rules((self.tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
         left_out = frozenset(p[len(prefix) :] for p in self.left_out if p.startswith(prefix))
         return Layer(
@@ -344,10 +317,6 @@ class _Archiver:
             chart.prefix,
             lambda rel: rel not in left_out and not ignored(rel, rules),
         )
-
-
-def _dir_prefix(directory: str) -> str:
-    return directory.rstrip("/") + "/" if directory not in ("", ".") else ""
 
 
 def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str]:
@@ -383,9 +352,9 @@ def render_profile(
     cache: RenderCache,
     release: str,
     namespace: str,
-    caps: _SideCapabilities | None = None,
+    caps: SideCapabilities | None = None,
 ) -> Rendered:
-    caps = caps or _SideCapabilities(DEFAULT_CAPABILITIES, asks=False)
+    caps = caps or SideCapabilities(DEFAULT_CAPABILITIES, asks=False)
     try:
         values, values_id = profile_values(tree, profile)
     except RenderFailure as exc:
@@ -404,7 +373,7 @@ def render_profile(
     placed = {c.prefix: c.directory for c in archiver.charts if c.prefix}
     done = partial(_rendered, profile.name, values, chart_dir, namespace, placed)
     rendered = done(render(caps.capabilities))
-    more = _new_api_versions(rendered.documents, caps)
+    more = new_api_versions(rendered.documents, caps)
     if more:
         # The templates define CRDs and ask `.Capabilities.APIVersions`: rendered again as they
         # would be once those CRDs are installed (an upgrade, or a cluster that has them).
@@ -511,97 +480,6 @@ def _rendered(
     # Here, while the other workers render: most checks read a render's pod templates.
     pod_templates(docs)
     return Rendered(profile, documents=docs, values=values)
-
-
-def chart_capabilities(
-    repo: GitRepo,
-    tree: GitTree,
-    chart_dir: str,
-    capabilities: Capabilities,
-    charts: Sequence[LocalChart] = (),
-) -> _SideCapabilities:
-    """As Helm installs a chart: the CRDs of `crds/` (its own, unpacked and vendored subcharts')
-    first, so their API versions are there when the templates render. Read from the files, not
-    rendered (Helm does not template them). A disabled subchart's CRDs count too: which
-    subcharts are enabled depends on the values, and the cost is only an API version too many."""
-    entries: dict[str, str] = {}
-    for chart in charts or (LocalChart(chart_dir),):
-        entries.update(_chart_entries(tree, chart.directory, chart.prefix))
-    vendored = [oid for rel, oid in entries.items() if _vendored(rel, "")]
-    templates = [oid for rel, oid in entries.items() if _TEMPLATE_RE.match(rel)]
-    # A vendored archive's templates are not read: it is taken to ask.
-    if not vendored and not _any_asks(repo, templates):
-        return _SideCapabilities(capabilities, asks=False)
-    found = [
-        version
-        for rel, oid in entries.items()
-        if _CRD_FILE_RE.match(rel)
-        for version in _CRD_VERSIONS.get_or_make(oid, partial(_file_versions, repo, oid))
-    ]
-    for oid in vendored:
-        found += _CRD_VERSIONS.get_or_make(oid, partial(_archived_versions, repo, oid))
-    return _SideCapabilities(capabilities.adding(found), asks=True)
-
-
-def _chart_entries(tree: GitTree, chart_dir: str, at: str = "") -> dict[str, str]:
-    """The chart's files Helm loads, by path relative to the chart (placed `at` a dependency's
-    place in the chart that uses it) → blob id."""
-    prefix = _dir_prefix(chart_dir)
-    rules = parse_rules((tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
-    out = {}
-    for path in tree.paths(chart_dir):
-        entry, rel = tree.entry(path), path[len(prefix) :]
-        if entry is not None and entry.kind == "blob" and not ignored(rel, rules):
-            out[at + rel] = entry.oid
-    return out
-
-
-def _any_asks(repo: GitRepo, oids: list[str]) -> bool:
-    unknown = [oid for oid in oids if _ASKS.get(oid) is None]
-    for oid, data in zip(unknown, repo.blobs(unknown) if unknown else [], strict=True):
-        _ASKS.put(oid, _ASKS_API_VERSIONS in data)
-    return any(_ASKS.get(oid) for oid in oids)
-
-
-def _file_versions(repo: GitRepo, oid: str) -> tuple[str, ...]:
-    data = repo.blob(oid)
-    return _text_versions(data) if len(data) <= MAX_VALUES_BYTES else ()
-
-
-def _text_versions(data: bytes) -> tuple[str, ...]:
-    """The API versions the CRDs of one file define; none from a file that is not YAML (Helm says
-    so itself when it installs it)."""
-    try:
-        docs = bounded.load_all(data.decode("utf-8", errors="replace"))
-    except YAML_FAILURES:
-        return ()
-    return tuple(v for doc in docs if isinstance(doc, Mapping) for v in crd_api_versions(doc))
-
-
-def _archived_versions(repo: GitRepo, oid: str) -> tuple[str, ...]:
-    """A vendored subchart's `crds/` (the tree check has bounded what the archive unpacks to)."""
-    found: list[str] = []
-    try:
-        with tarfile.open(fileobj=io.BytesIO(repo.blob(oid)), mode="r:*") as tar:
-            for member in tar:
-                if not member.isfile() or member.size > MAX_VALUES_BYTES:
-                    continue
-                if _ARCHIVED_CRD_RE.match(member.name):
-                    handle = tar.extractfile(member)
-                    found += _text_versions(handle.read()) if handle is not None else ()
-    except (tarfile.TarError, OSError, EOFError, zlib.error):
-        pass  # not an archive Helm can read either: it says so itself
-    return tuple(found)
-
-
-def _new_api_versions(docs: tuple[Document, ...], caps: _SideCapabilities) -> tuple[str, ...]:
-    """API versions that the CRDs a render defines add to those it was rendered with."""
-    if not caps.asks:
-        return ()
-    found = {
-        v for d in docs if d.kind == "CustomResourceDefinition" for v in crd_api_versions(d.body)
-    }
-    return tuple(sorted(found - set(caps.capabilities.api_versions)))
 
 
 def render_error_entries(renders: ChartRenders) -> tuple[RenderErrorEntry, ...]:

@@ -48,9 +48,7 @@ class Published:
 def run_names(config: Config | None) -> list[str]:
     """The check runs a review will complete; with an unreadable config, every registered one. A
     quiet check (rendering) gets its run only when it has something to say."""
-    names = [
-        c.name for c in REGISTRY if not c.quiet and (config is None or config.enabled(c.name))
-    ]
+    names = [c.name for c in REGISTRY if not c.quiet and (config is None or config.enabled(c.name))]
     return [CHECK_RUN_PREFIX + n for n in names]
 
 
@@ -103,7 +101,7 @@ def review_pull(
         return Published(result.report, publisher.conclusion)
     except Exception as exc:
         log.exception("review of #%s at %s failed", pr.number, pr.head_sha[:12])
-        reason = _reason(exc)
+        reason = failure_reason(exc)
         for name, run_id in runs.items():
             client.complete_check_run(run_id, failed_output(name, reason))
         return Published(None, "neutral")
@@ -171,7 +169,7 @@ def _worst(conclusions: Iterable[str]) -> str:
     return "success"
 
 
-def _reason(exc: Exception) -> str:
+def failure_reason(exc: Exception) -> str:
     """One line for the check run: what went wrong, never a traceback (the log has it)."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else 'no message'}"[:500]

@@ -29,10 +29,11 @@ from bot.cli.action_output import (
     write_report,
     write_step_summary,
 )
-from bot.cli.action_review import ActionReview, ConfiguredEngine, review_and_publish
+from bot.cli.action_review import ActionReview, review_and_publish
 from bot.cli.main import exit_status
 from bot.cli.main import main as cli_main
 from bot.engine.report import Report
+from bot.engine.review import Engine
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from checks import REGISTRY
@@ -68,7 +69,7 @@ def _review(env: ActionEnv, environ: Mapping[str, str]) -> Report:
             env.repository, env.token, env.api_url, pacing(environ), env.inputs.comment
         )
         open_prs = _open_pulls(client)
-        engine = ConfiguredEngine(git, renderer, REGISTRY, RenderCache(), env.inputs.config)
+        engine = Engine(git, renderer, REGISTRY, RenderCache())
         run = ActionReview(
             git, client, event.pr, env.inputs, engine, read_only_expected(env, event)
         )

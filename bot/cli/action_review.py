@@ -14,18 +14,15 @@ from github import GithubException
 
 from bot.app.github.app import PullState, RepoClient
 from bot.app.publish import failed_output
-from bot.app.review_pull import CheckRunPublisher, run_names
+from bot.app.review_pull import CheckRunPublisher, failure_reason, run_names
 from bot.cli.action_env import ActionInputs, ActionSetupError
 from bot.cli.action_git import fetch_commits
 from bot.cli.action_github import FORBIDDEN
 from bot.cli.action_output import print_annotations
-from bot.engine.check import Registry
-from bot.engine.config import Config, ConfigError, parse_config
+from bot.engine.config import Config, ConfigError
 from bot.engine.context import OpenPR, PullRequestInfo
 from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.git.repo import GitRepo
-from bot.render.base import Renderer
-from bot.render.cache import RenderCache
 
 log = logging.getLogger(__name__)
 
@@ -39,26 +36,6 @@ COMMENTS_PERMISSION = (
 )
 
 
-class ConfiguredEngine(Engine):
-    """The engine with the config read from the action's `config` path, at the PR's base as always
-    (a PR cannot switch its own checks off)."""
-
-    def __init__(
-        self,
-        repo: GitRepo,
-        renderer: Renderer,
-        registry: Registry,
-        cache: RenderCache,
-        config_path: str,
-    ) -> None:
-        super().__init__(repo, renderer, registry, cache)
-        self.config_path = config_path
-
-    def load_config(self, commit: str) -> Config:
-        text = self.repo.tree(commit).text(self.config_path)
-        return parse_config(text, source=self.config_path, known_checks=self.registry.names)
-
-
 @dataclass(frozen=True)
 class ActionReview:
     """One run of the action: what it reviews, with what, and what it may write."""
@@ -67,7 +44,7 @@ class ActionReview:
     client: RepoClient
     pr: PullState
     inputs: ActionInputs
-    engine: ConfiguredEngine
+    engine: Engine
     read_only: bool  # a refused check run is expected (a fork's token), not a setup mistake
 
 
@@ -96,7 +73,7 @@ def other_open_prs(
 
 def base_config(run: ActionReview, target: str) -> tuple[Config | None, str | None]:
     try:
-        return run.engine.load_config(target), None
+        return run.engine.load_config(target, run.inputs.config), None
     except ConfigError as exc:
         return None, str(exc)
 
@@ -124,7 +101,7 @@ def review_and_publish(run: ActionReview, open_prs: Sequence[PullState]) -> Revi
         result = run.engine.review(_review_input(run, target, open_prs))
     except Exception as exc:
         for name, run_id in (runs or {}).items():
-            run.client.complete_check_run(run_id, failed_output(name, _reason(exc)))
+            run.client.complete_check_run(run_id, failed_output(name, failure_reason(exc)))
         raise
     if runs is None:
         print_annotations(result.report)
@@ -142,6 +119,7 @@ def _review_input(run: ActionReview, target: str, open_prs: Sequence[PullState])
         pr=PullRequestInfo(number=pr.number, title=pr.title, body=pr.body),
         charts=run.inputs.charts,
         profiles=run.inputs.profiles,
+        config_path=run.inputs.config,
     )
 
 
@@ -152,9 +130,3 @@ def _publish(run: ActionReview, runs: dict[str, int], result: ReviewResult) -> N
         if exc.status == FORBIDDEN and not runs:  # every run is out: the comments were refused
             raise ActionSetupError(COMMENTS_PERMISSION) from None
         raise
-
-
-def _reason(exc: Exception) -> str:
-    """One line for the check runs: what went wrong, never a traceback (the job's log has it)."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else 'no message'}"[:500]

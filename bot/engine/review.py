@@ -74,9 +74,11 @@ class ReviewInput:
     pr: PullRequestInfo = PullRequestInfo()
     links: RepoResolver = no_links
     only_checks: tuple[str, ...] = ()  # () → every enabled check
-    # What to render for (bot/render/capabilities.py, already parsed); each replaces the config's.
+    # What to render for (bot/kube/capabilities.py, already parsed); each replaces the config's.
     kube_version: str | None = None
     api_versions: tuple[str, ...] = ()
+    # The config file, read at the target as always (the Action's `config` input may move it).
+    config_path: str = CONFIG_PATH
     values: ValuesOverride = NO_OVERRIDE  # the command line's --values / --set, on every profile
     # Told (charts done, charts in all, the chart just rendered) as a long review goes.
     progress: Callable[[int, int, str], None] | None = None
@@ -160,7 +162,7 @@ class Engine:
         merge_base_f = _GIT_POOL.submit(self.repo.merge_base, target, head)
         changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
         listings = [_GIT_POOL.submit(self.repo.listing, head)]  # the charts' files, to render
-        config = self.load_config(target)
+        config = self.load_config(target, inp.config_path)
         ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
         merge_base = merge_base_f.result() or target
         if merge_base != target:
@@ -282,15 +284,13 @@ class Engine:
         self.timings.total += time.perf_counter() - started
         return ReviewResult(report, ctx, tuple(explanations))
 
-    def load_config(self, commit: str) -> Config:
-        text = self.repo.tree(commit).text(CONFIG_PATH)
+    def load_config(self, commit: str, path: str = CONFIG_PATH) -> Config:
+        text = self.repo.tree(commit).text(path)
         # ConfigError names the key and line
-        return parse_config(text, known_checks=self.registry.names)
+        return parse_config(text, source=path, known_checks=self.registry.names)
 
     def enabled_checks(self, config: Config, only: Sequence[str]) -> list[Check[Any]]:
-        return [
-            c for c in self.registry if config.enabled(c.name) and (not only or c.name in only)
-        ]
+        return [c for c in self.registry if config.enabled(c.name) and (not only or c.name in only)]
 
     @staticmethod
     def run_check(

@@ -79,3 +79,30 @@ def test_no_helm_on_path_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(RenderFailure, match="no 'helm' binary on PATH"):
         HelmCLI()
+
+
+def test_kube_and_api_versions_reach_the_binary(
+    helm_on_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--kube-version` and `--api-versions` through `helm template`: what the templates see, and a
+    chart whose kubeVersion excludes the version refused in helm's words."""
+    g = GitBuilder(tmp_path / "caps")
+    g.write("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\nkubeVersion: '>=1.28.0-0'\n")
+    seen = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: seen\ndata:\n"
+        "  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n"
+        '  monitoring: {{ .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" | quote }}\n'
+    )
+    g.write("c/templates/seen.yaml", seen).commit("c")
+    render = ["render", "--repo", str(g.path), "--ref", "develop", "--chart", "c"]
+    flags = ["--kube-version", "1.29", "--api-versions", "monitoring.coreos.com/v1"]
+    assert main([*render, "--renderer", "helm", *flags]) == 0
+    via_cli = capsys.readouterr().out
+    assert "kube: v1.29.0" in via_cli and "monitoring: 'true'" in via_cli
+    assert main([*render, "--renderer", "embedded", *flags]) == 0
+    assert capsys.readouterr().out == via_cli
+    assert main([*render, "--renderer", "helm", "--kube-version", "1.27"]) == 1
+    assert (
+        "chart requires kubeVersion: >=1.28.0-0 which is incompatible with Kubernetes v1.27.0"
+        in capsys.readouterr().err
+    )

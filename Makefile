@@ -25,13 +25,30 @@ lint: $(VENV)/.installed-test
 	$(BIN)/mypy bot checks webhooks
 	$(BIN)/lint-imports  # the layers' import contracts, in .importlinter
 
-test: $(VENV)/.installed-test lint
+# Debian's docker-registry, the real OCI registry of the dependency-fetch tests
+# (tests/support/oci_registry.py); CHART_REVIEW_NO_REGISTRY=1 skips those tests instead.
+REGISTRY := /usr/bin/docker-registry
+
+$(REGISTRY):
+	@if [ "$${CHART_REVIEW_NO_REGISTRY:-}" = 1 ]; then \
+	  echo "no $@: CHART_REVIEW_NO_REGISTRY=1, the OCI registry tests are skipped"; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing docker-registry for the OCI registry tests"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-registry; \
+	else \
+	  echo "no $@ and cannot apt-get install docker-registry (needs root):" \
+	    "install it, or set CHART_REVIEW_NO_REGISTRY=1 to skip the OCI registry tests" >&2; \
+	  exit 1; \
+	fi
+
+test: $(VENV)/.installed-test $(REGISTRY) lint
 	$(BIN)/pytest -n 2
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/review_bench.py
 	$(BIN)/python bench/replay_bench.py
 	$(BIN)/python bench/all_charts_bench.py
+	$(BIN)/python bench/dependencies_bench.py
 
 # The App under load and scale-out (they use the fake GitHub from tests/, hence the test extra).
 load: $(VENV)/.installed-test

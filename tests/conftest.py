@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 
 from tests.support.app_scenario import Scenario, build_scenario
+from tests.support.chart_repo import chart_repo  # noqa: F401 - a fixture for every test
 from tests.support.fakegithub import FakeGitHub
+from tests.support.oci_registry import auth_registry, hanging_registry, oci_registry  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def dependency_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test its own machine-wide dependency store (bot/render/deps/store.py): nothing one
+    test fetched answers another's, and the user's own cache is never touched."""
+    root = tmp_path / "dependency-store"
+    monkeypatch.setenv("CHART_REVIEW_DEPENDENCY_CACHE", str(root))
+    return root
 
 
 @pytest.fixture(scope="session")

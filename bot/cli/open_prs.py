@@ -27,7 +27,9 @@ Discovery, in order of trust:
    within the max age, and its diff from its merge base with develop touches a chart (a directory
    holding a Chart.yaml at develop or at the branch's head).
 
-`--no-open-prs` turns 2 and 3 off (1 still applies). The PR under review, by its head and by its
+`--no-open-prs` turns 2 and 3 off (1 still applies). Each PR found gets a body, for the duplicates
+check's closing keywords: the file `--pr-body-of N=FILE` names, else its branch's commit messages
+(the commits its head has that develop has not), all read in one `rev-list` and one batch read. The PR under review, by its head and by its
 number when known, is never listed. git runs a few times whatever the number of PRs: one
 `for-each-ref` for every ref with its date, one for those develop contains, and one bounded
 first-parent log, the three at once; a diff per branch, only for branches that passed the cheaper
@@ -38,9 +40,10 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from bot.cli.errors import UsageError
 from bot.engine.chart.files import find_charts, in_chart
@@ -49,6 +52,9 @@ from bot.git.repo import GitRepo, RefTip
 from bot.versions.claims import pr_number
 
 OPEN_PR_ARG_RE = re.compile(r"^(\d+)=(.+)$")
+BODY_OF_ARG_RE = re.compile(r"^(\d+)=(.+)$")
+# A branch's commits whose messages stand for its body: more is a long-lived branch, not a PR.
+BODY_COMMITS = 250
 PULL_REF_RE = re.compile(r"^refs/pull/(\d+)/(head|merge)$")
 # A head named for its PR (`refs/pull/N/head`, `pull/N/head`): the number of the PR under review.
 HEAD_NUMBER_RE = re.compile(r"^(?:refs/)?pull/(\d+)/head$")
@@ -68,6 +74,9 @@ class Discovery:
     enabled: bool = True
     max_age_days: int = DEFAULT_MAX_AGE_DAYS
     now: float | None = None  # seconds since the epoch; None: the clock
+    # PR number -> its body (`--pr-body-of`); None: bodies are not read at all (a caller that
+    # needs none), else a PR without one gets its commits' messages.
+    bodies: Mapping[int, str] | None = field(default=None)
 
     def recent(self, date: int) -> bool:
         now = time.time() if self.now is None else self.now
@@ -92,10 +101,37 @@ def add_discovery_arguments(parser: argparse.ArgumentParser) -> None:
         help="a discovered PR without a merge ref, or a branch, counts as open only if its head "
         f"was committed within DAYS (default: {DEFAULT_MAX_AGE_DAYS})",
     )
+    parser.add_argument(
+        "--pr-body-of",
+        action="append",
+        default=[],
+        metavar="NUMBER=FILE",
+        help="the description of open PR NUMBER, from FILE (repeatable); without it, a PR's body "
+        "is its branch's commit messages",
+    )
 
 
 def discovery_from(args: argparse.Namespace) -> Discovery:
-    return Discovery(enabled=args.discover_open_prs, max_age_days=args.open_pr_max_age)
+    return Discovery(
+        enabled=args.discover_open_prs,
+        max_age_days=args.open_pr_max_age,
+        bodies=parse_bodies(args.pr_body_of),
+    )
+
+
+def parse_bodies(args: Sequence[str]) -> dict[int, str]:
+    """`--pr-body-of NUMBER=FILE` arguments: number -> the file's text. Raises UsageError naming
+    a malformed argument or a file that cannot be read."""
+    bodies = {}
+    for arg in args:
+        match = BODY_OF_ARG_RE.match(arg.strip())
+        if match is None:
+            raise UsageError(f"--pr-body-of {arg!r}: expected NUMBER=FILE, e.g. 12=pr-12.md")
+        try:
+            bodies[int(match.group(1))] = Path(match.group(2)).read_text(errors="replace")
+        except OSError as exc:
+            raise UsageError(f"--pr-body-of {arg!r}: {exc.strerror}") from None
+    return bodies
 
 
 def _days(text: str) -> int:
@@ -142,11 +178,55 @@ def discover_open_prs(
             )
     else:
         found = []
-    return tuple(
+    kept = [
         pr
         for pr in found
         if pr.head != exclude_head and not (exclude_number and pr.number == exclude_number)
+    ]
+    return tuple(
+        kept if rules.bodies is None else with_bodies(repo, develop_sha, kept, rules.bodies)
     )
+
+
+def with_bodies(
+    repo: GitRepo, develop_sha: str, prs: Sequence[OpenPR], given: Mapping[int, str]
+) -> list[OpenPR]:
+    """Each PR with its body: the one given for its number, else its branch's commit messages."""
+    need = [pr.head for pr in prs if not (pr.number and pr.number in given)]
+    messages = branch_messages(repo, develop_sha, need) if need else {}
+    return [
+        replace(pr, body=given[pr.number] if pr.number in given else messages.get(pr.head, ""))
+        for pr in prs
+    ]
+
+
+def branch_messages(repo: GitRepo, develop_sha: str, heads: Sequence[str]) -> dict[str, str]:
+    """Each head's commit messages, newest first: the commits it has that develop has not, found
+    in one `rev-list` for every head, their objects read in one batch."""
+    graph = repo.commits_outside(list(heads), develop_sha) or {}
+    own = {head: _reachable(graph, head) for head in heads}
+    wanted = list(dict.fromkeys(sha for shas in own.values() for sha in shas))
+    # `blobs` reads any object through `cat-file --batch`: here commit objects, whose message
+    # follows the first blank line.
+    texts = dict(zip(wanted, repo.blobs(wanted), strict=True))
+    return {head: "\n\n".join(_message(texts[sha]) for sha in shas) for head, shas in own.items()}
+
+
+def _reachable(graph: Mapping[str, tuple[str, ...]], head: str) -> list[str]:
+    """The commits of `graph` reachable from `head`, in walk order, at most BODY_COMMITS."""
+    seen: list[str] = []
+    todo = [head]
+    while todo and len(seen) < BODY_COMMITS:
+        sha = todo.pop(0)
+        if sha in graph and sha not in seen:
+            seen.append(sha)
+            todo += graph[sha]
+    return seen
+
+
+def _message(raw: bytes) -> str:
+    _, _, message = raw.partition(b"\n\n")
+    return message.decode("utf-8", errors="replace").strip()
 
 
 def parse_open_pr(repo: GitRepo, arg: str) -> OpenPR:

@@ -1,0 +1,204 @@
+"""The duplicates check on real repositories: open PRs that close the same issue or make the same
+edit, reviewed by the real engine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from bot.engine.context import OpenPR, PullRequestInfo
+from bot.engine.report import Finding, Severity
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm
+from checks import REGISTRY
+from tests.support.gitbuilder import GitBuilder
+
+TEMPLATE = "app/templates/deployment.yaml"
+CHART = "apiVersion: v2\nname: app\nversion: 1.0.0\n"
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-api
+spec:
+  selector:
+    matchLabels:
+      app: api
+  template:
+    metadata:
+      labels:
+        app: api
+    spec:
+%(init)s      containers:
+        - name: api
+          image: example/api:1
+"""
+WAIT_FOR_DB = """\
+      initContainers:
+        - name: wait-for-db
+          image: busybox:1.36
+          command: ["sh", "-c", "until nc -z db 5432; do sleep 2; done"]
+"""
+WAIT_FOR_CACHE = """\
+      initContainers:
+        - name: wait-for-cache
+          image: busybox:1.36
+          command: ["sh", "-c", "until nc -z cache 6379; do sleep 2; done"]
+"""
+
+
+def deployment(init: str = "") -> str:
+    return DEPLOYMENT % {"init": init}
+
+
+@pytest.fixture
+def g(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    g.write("app/Chart.yaml", CHART).write("app/values.yaml", "{}\n")
+    g.write(TEMPLATE, deployment()).write("README.md", "charts\n")
+    return g.commit("app 1.0.0")
+
+
+def branch(g: GitBuilder, name: str, files: dict[str, str], message: str = "") -> str:
+    g.branch(name, "develop")
+    for path, text in files.items():
+        g.write(path, text)
+    g.commit(message or f"{name}: change").checkout("develop")  # never the same commit
+    return g.sha(name)
+
+
+NO_PR = PullRequestInfo()
+
+
+def review(g: GitBuilder, others: Sequence[OpenPR], pr: PullRequestInfo = NO_PR) -> list[Finding]:
+    engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
+    inp = ReviewInput(
+        base="develop", head="mine", open_prs=tuple(others), pr=pr, only_checks=("duplicates",)
+    )
+    return engine.review(inp).report.findings_for("duplicates")
+
+
+@pytest.mark.parametrize(
+    "mine, theirs",
+    [
+        ("Closes #2913", "Fixes: #2913"),
+        ("closes acme/backend#2913", "Resolved acme/backend#2913"),
+        ("fix https://github.com/acme/backend/issues/2913", "FIXED acme/backend#2913"),
+        ("resolve #2913", "close #2913"),
+    ],
+)
+def test_another_pr_closing_the_same_issue_is_a_warning(
+    g: GitBuilder, mine: str, theirs: str
+) -> None:
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    other = branch(g, "theirs", {"README.md": "charts, documented\n"})
+    found = review(
+        g,
+        [OpenPR(7, other, "theirs", title="Document the chart", body=f"{theirs}\n")],
+        PullRequestInfo(number=9, title="Wait for the database", body=f"{mine}\n"),
+    )
+    issue = "acme/backend#2913" if "acme" in mine else "#2913"
+    assert found == [
+        Finding(
+            check="duplicates",
+            severity=Severity.WARNING,
+            rule="same-issue",
+            title=f"#7 “Document the chart” also closes {issue}",
+            message=f"#7 “Document the chart” closes {issue} too. #7 was opened first. One of "
+            "the two is likely redundant: compare them before reviewing both.",
+            data={
+                "pr": 7,
+                "ref": "theirs",
+                "title": "Document the chart",
+                "created_at": None,
+                "opened_first": "other",
+                "issues": [issue],
+                "files": [],
+                "hunks": [],
+            },
+        )
+    ]
+
+
+def test_the_same_init_container_fourteen_hours_apart_names_both(g: GitBuilder) -> None:
+    """The real case: two PRs both closing the issue and adding the same init container."""
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    other = branch(g, "theirs", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    pr = OpenPR(
+        21,
+        other,
+        "theirs",
+        title="Add a db wait",
+        body="Closes acme/backend#2913",
+        created_at="2024-03-04T20:15:00+00:00",
+    )
+    (found,) = review(g, [pr], PullRequestInfo(number=20, body="Closes acme/backend#2913"))
+    assert (found.rule, found.path, found.line, found.chart) == ("same-issue", TEMPLATE, 14, "app")
+    assert found.message.startswith(
+        "#21 “Add a db wait” closes acme/backend#2913 too and makes the same edit to the same "
+        f"lines: {TEMPLATE}: +initContainers: (and 3 more lines). This PR was opened first, #21 "
+        "after it."
+    )
+    assert found.data["hunks"] == [
+        {"path": TEMPLATE, "removed": (), "added": tuple(WAIT_FOR_DB.splitlines())}
+    ]
+    assert found.data["created_at"] == "2024-03-04T20:15:00+00:00"
+
+
+def test_the_same_change_without_a_shared_issue(g: GitBuilder) -> None:
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    other = branch(g, "theirs", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    unrelated = branch(g, "elsewhere", {TEMPLATE: deployment(WAIT_FOR_CACHE)})
+    others = [OpenPR(3, other, "theirs", title="db"), OpenPR(4, unrelated, "elsewhere")]
+    (found,) = review(g, others, PullRequestInfo(body="Closes #1"))
+    assert (found.rule, found.title, found.path, found.line) == (
+        "same-change",
+        f"#3 “db” makes the same change to {TEMPLATE}",
+        TEMPLATE,
+        14,
+    )
+    assert found.data["opened_first"] is None  # this PR's number is not known
+    assert found.data["issues"] == []
+
+
+def test_the_same_edit_on_a_later_develop_is_still_the_same_change(g: GitBuilder) -> None:
+    """The other PR branched after develop moved: its lines are numbered differently."""
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    g.write(TEMPLATE, "# the API\n# and its pods\n" + deployment()).commit("a header")
+    other = branch(g, "theirs", {TEMPLATE: "# the API\n# and its pods\n" + deployment(WAIT_FOR_DB)})
+    assert [f.rule for f in review(g, [OpenPR(3, other, "theirs")])] == ["same-change"]
+
+
+def test_a_pr_that_only_mentions_the_issue_is_no_duplicate(g: GitBuilder) -> None:
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    other = branch(g, "theirs", {"README.md": "charts, documented\n"})
+    others = [
+        OpenPR(7, other, "theirs", body="see #12; related to #12\n<!-- Fixes #12 -->"),
+        OpenPR(8, other, "theirs", title="Closes #13"),
+    ]
+    assert review(g, others, PullRequestInfo(title="Fixes #12")) == []
+
+
+def test_a_pr_stacked_on_this_one_carries_its_hunks_without_duplicating(g: GitBuilder) -> None:
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    g.branch("stacked", "mine").write("README.md", "charts, documented\n").commit("more")
+    g.checkout("develop")
+    assert review(g, [OpenPR(5, g.sha("stacked"), "stacked")]) == []
+
+
+def test_a_shared_version_bump_alone_is_the_version_check_s_business(g: GitBuilder) -> None:
+    bumped = CHART.replace("1.0.0", "1.0.1")
+    branch(g, "mine", {"app/Chart.yaml": bumped, TEMPLATE: deployment(WAIT_FOR_DB)})
+    other = branch(g, "theirs", {"app/Chart.yaml": bumped, TEMPLATE: deployment(WAIT_FOR_CACHE)})
+    assert review(g, [OpenPR(3, other, "theirs")]) == []
+
+
+def test_without_a_body_this_pr_closes_what_its_commits_say(g: GitBuilder) -> None:
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)}, message="Wait for the db\n\nFixes #40")
+    other = branch(g, "theirs", {"README.md": "x\n"})
+    found = review(g, [OpenPR(3, other, "theirs", body="Closes #40")])
+    assert [(f.rule, f.data["issues"]) for f in found] == [("same-issue", ["#40"])]

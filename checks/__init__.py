@@ -12,7 +12,9 @@ into the render threads, cost ~30% more CPU there and saved no wall time."""
 from __future__ import annotations
 
 from bot.engine.check import Registry
-from checks import render, version
+from checks import lint, render, version
+from checks.comments import check as comments
+from checks.duplicates import check as duplicates
 from checks.headings import check as headings
 from checks.probes import check as probes
 from checks.qos import check as qos
@@ -22,11 +24,14 @@ from checks.uid import check as uid
 REGISTRY = Registry(
     (
         render.CHECK,  # first: a chart that does not render is the first thing a reviewer says
+        lint.CHECK,
         qos.CHECK,
         version.CHECK,
         headings.CHECK,
         uid.CHECK,
         probes.CHECK,
         selectors.CHECK,
+        comments.CHECK,
+        duplicates.CHECK,
     )
 )

@@ -47,8 +47,12 @@ def not_reviewed(ctx: ChartContext) -> Finding | None:
     elif all(rendered.error is not None for rendered in r.head.values()):
         first = next(iter(sorted(r.head.items())))[1].error
         assert first is not None
-        short = "it renders on no profile at head"
-        detail = f" ({_where(first)}: {first.message})"
+        if first.unavailable:
+            # What the review could not have (a dependency it could not fetch), in Helm's terms.
+            short, detail = first.message, f" ({_where(first)})"
+        else:
+            short = "it renders on no profile at head"
+            detail = f" ({_where(first)}: {first.message})"
     else:
         return None
     why = short + detail
@@ -200,16 +204,17 @@ def _profile_finding(r: ChartRenders, profile: str) -> Finding | None:
 def _unavailable(
     r: ChartRenders, profile: str, head: RenderError, base: RenderError | None
 ) -> Finding:
-    """A dependency the review does not have (declared, not committed under charts/): the chart
-    could not be looked at on this profile, which is no defect of the PR's templates. New at head
-    (the PR adds the dependency, or the profile), a warning that says so; as at base, a notice."""
+    """A dependency the review could not have (not committed, and not fetched: offline, refused,
+    unreachable): the chart could not be looked at on this profile, which is no defect of the PR's
+    templates. New at head, a warning that says so; as at base, a notice (and the chart as a whole
+    is still "not reviewed", a warning, whenever no profile rendered at head)."""
     if base is not None:
         return _finding(
             r.path,
             profile,
             Severity.NOTICE,
             "fails-both",
-            f"{r.path} not rendered on profile {profile}, at base too: a dependency is missing",
+            f"{r.path} not rendered on profile {profile}, at base too: a dependency is unavailable",
             f"profile {profile}: not rendered at base or head, so not this PR's doing: "
             f"{_where(head)}: {head.message}",
             head,
@@ -219,10 +224,10 @@ def _unavailable(
         profile,
         Severity.WARNING,
         "dependency-unavailable",
-        f"{r.path} not rendered on profile {profile}: a dependency is missing",
+        f"{r.path} not rendered on profile {profile}: a dependency is unavailable",
         f"profile {profile}: the head could not be rendered, so nothing on it was checked: "
-        f"{_where(head)}: {head.message}. This is no defect of the chart: the review renders the "
-        "dependencies the PR commits (under charts/), and this one it does not have.",
+        f"{_where(head)}: {head.message}. This says nothing about the chart's templates: the "
+        "review could not get the dependency to render them with.",
         head,
     )
 

@@ -36,6 +36,8 @@ from bot.git.refs import Branch
 from bot.git.repo import GitRepo
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
+from bot.render.deps.fetcher import HelmFetcher
+from bot.render.deps.store import DependencyStore
 from bot.render.sandbox import SandboxedHelm
 from bot.versions.board import board_markdown, build_board
 
@@ -105,6 +107,8 @@ class Worker:
         self.cache = RenderCache(
             settings.data_dir / "renders", max_bytes=settings.render_cache_max_bytes
         )
+        # Charts' dependencies, shared by every worker process on the machine (one data dir).
+        self.fetcher = HelmFetcher(DependencyStore(settings.data_dir / "dependencies"))
 
     def run(self, job: Job) -> None:
         with log_context(delivery=job.delivery, repo=job.repo.full_name):
@@ -187,7 +191,9 @@ class Worker:
         try:
             open_prs = client.open_pulls()
             links = installation_resolver(self.github, self.mirrors, repo.installation_id, linked)
-            published = review_pull(client, git, pr, open_prs, self.renderer, self.cache, links)
+            published = review_pull(
+                client, git, pr, open_prs, self.renderer, self.cache, links, self.fetcher
+            )
             log.info("review published: %s", published.conclusion)
             if not job.reason.startswith(RECHECK):  # a re-check never sets off more re-checks
                 self._recheck_rivals(git, job, pr, open_prs)

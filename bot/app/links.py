@@ -57,7 +57,8 @@ def _open(
     if reason is not None or found is None:
         log.info("not reading %s for this repository", name)
         return LinkedRepo(name, reason=reason or NOT_READABLE.format(name=name))
-    return _read(github, mirrors, client, name, found[0], home.installation_id, opened)
+    token = github.installation_token(home.installation_id)
+    return read_linked(mirrors, client, name, found[0], token, opened)
 
 
 def _look_up(
@@ -74,19 +75,18 @@ def _look_up(
         return None
 
 
-def _read(
-    github: GitHubApp,
+def read_linked(
     mirrors: Mirrors,
     client: RepoClient,
     name: str,
     info: RepoInfo,
-    installation_id: int,
+    token: str,
     opened: list[GitRepo],
 ) -> LinkedRepo:
-    """A repository the rule lets this review read: its mirror, develop branch and open PRs."""
+    """A repository the rule lets this review read: its mirror, develop branch and open PRs, all
+    with `token` (the PR's installation's; in the Action, the workflow's)."""
     try:
         mirrors.check_linked_size(name, info.size_kb * 1024)  # before fetching any of it
-        token = github.installation_token(installation_id)
         git = mirrors.sync_linked(link_key(name), info.clone_url, token)
         opened.append(git)  # its cat-file process lives until the review is done
         branch = integration_branch_of(git, info.default_branch)

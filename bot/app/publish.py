@@ -8,7 +8,7 @@ and keeps each within GitHub's limits (tests/fixtures/github/rest-limits.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.engine.diff_section import diff_markdown
@@ -42,6 +42,9 @@ KEY_FAILURES_PER_CHECK = 3
 KEY_FAILURE_CHARS = 100
 ELLIPSIS = "…"
 NO_FINDINGS = "No findings"
+COMMENT_FOOTER = "Details and annotations are in each `chart-review/…` check run."
+# Where a comment too small for the rendered diff says the whole of it is.
+DIFF_IN_RUN = "in the details of the `{run}` check run"
 
 SUCCESS, NEUTRAL, FAILURE = "success", "neutral", "failure"
 
@@ -225,7 +228,38 @@ def _families(report: Report, sections: Sequence[Section]) -> list[Section]:
 
 
 def check_run_outputs(report: Report, sections: Sequence[Section]) -> list[CheckRunOutput]:
-    return [_output(section, report) for section in _families(report, sections)]
+    """One output per family; when the summary comment must cut the rendered diff, the first run
+    whose text has room for all of it carries it whole after its findings."""
+    outputs = [_output(section, report) for section in _families(report, sections)]
+    diff = _diff_cut_from_comment(report, sections)
+    home = _diff_home(outputs, diff)
+    if home is not None:
+        outputs[home] = replace(outputs[home], text=_with_diff(outputs[home].text, diff))
+    return outputs
+
+
+def _with_diff(text: str, diff: str) -> str:
+    return f"{text}\n\n{diff}" if text else diff
+
+
+def _diff_home(outputs: Sequence[CheckRunOutput], diff: str) -> int | None:
+    """The run whose text (65,535 characters, as a comment's body) holds the whole diff section
+    besides its own findings; None when there is no diff to place or no run has the room."""
+    if not diff:
+        return None
+    fits = (i for i, o in enumerate(outputs) if len(_with_diff(o.text, diff)) <= MAX_OUTPUT_CHARS)
+    return next(fits, None)
+
+
+def _diff_cut_from_comment(report: Report, sections: Sequence[Section]) -> str:
+    """The whole diff section when it is longer than the room the summary comment leaves it."""
+    whole = diff_markdown(report)
+    return whole if len(whole) > comment_diff_room(report, sections) else ""
+
+
+def comment_diff_room(report: Report, sections: Sequence[Section]) -> int:
+    """The characters the summary comment leaves its rendered diff section."""
+    return _diff_room(_comment_parts(report, sections))
 
 
 def failed_output(name: str, reason: str) -> CheckRunOutput:
@@ -261,22 +295,46 @@ def _check_line(section: Section, report: Report) -> str:
     return line
 
 
-def summary_comment(report: Report, sections: Sequence[Section]) -> str:
-    head = [
+def summary_comment(
+    report: Report, sections: Sequence[Section], diff_elsewhere: str | None = None
+) -> str:
+    """The sticky comment: verdict, a line per check, the rendered diff in the room the rest
+    leaves. A diff cut to fit says where the whole is: a check run's details when one has room,
+    else `diff_elsewhere` (markdown, e.g. the Action's artifact), else the command printing it."""
+    parts = _comment_parts(report, sections)
+    room = _diff_room(parts)
+    diff = diff_markdown(report, room, _whole_diff_at(report, sections, diff_elsewhere))
+    text = "\n\n".join([*parts, *([diff] if diff and room > 0 else []), COMMENT_FOOTER]) + "\n"
+    return fit(text, MAX_COMMENT_CHARS)
+
+
+def _comment_parts(report: Report, sections: Sequence[Section]) -> list[str]:
+    """The comment before its diff and footer: what is never cut for the diff."""
+    checks = [_check_line(s, report) for s in _families(report, sections) if not _silent(s, report)]
+    checks.append(_silent_line(report, sections))
+    return [
         SUMMARY_MARKER,
         f"## {summary_line(report)}",
         compared_line(report),
         charts_line(report),
+        "\n".join(c for c in checks if c),
     ]
-    checks = [_check_line(s, report) for s in _families(report, sections) if not _silent(s, report)]
-    checks.append(_silent_line(report, sections))
-    footer = "Details and annotations are in each `chart-review/…` check run."
-    parts = [*head, "\n".join(c for c in checks if c), footer]
-    # The diff gets the room the rest leaves, so that the verdict and the checks are never cut.
-    room = MAX_COMMENT_CHARS - len("\n\n".join(parts)) - len("\n\n\n")
-    diff = diff_markdown(report, room) if room > 0 else ""
-    text = "\n\n".join([*parts[:-1], *([diff] if diff else []), footer]) + "\n"
-    return fit(text, MAX_COMMENT_CHARS)
+
+
+def _diff_room(parts: Sequence[str]) -> int:
+    """What the comment leaves the diff section: the limit less the parts, footer and joins."""
+    return MAX_COMMENT_CHARS - len("\n\n".join([*parts, COMMENT_FOOTER])) - len("\n\n\n")
+
+
+def _whole_diff_at(
+    report: Report, sections: Sequence[Section], elsewhere: str | None
+) -> str | None:
+    diff = _diff_cut_from_comment(report, sections)
+    if not diff:
+        return elsewhere  # the comment holds it whole: no note says where
+    outputs = [_output(section, report) for section in _families(report, sections)]
+    home = _diff_home(outputs, diff)
+    return DIFF_IN_RUN.format(run=outputs[home].name) if home is not None else elsewhere
 
 
 def _silent(section: Section, report: Report) -> bool:

@@ -30,6 +30,7 @@ from bot.git.refs import Branch, integration_branch
 from bot.git.repo import GitRepo
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
+from bot.render.deps.fetcher import DependencyFetcher
 from checks import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ def review_pull(
     renderer: Renderer,
     cache: RenderCache,
     links: LinkOpener,
+    fetcher: DependencyFetcher | None = None,
 ) -> Published:
     target = git.resolve(f"refs/heads/{pr.base_ref}") or pr.base_sha
     config, config_error = target_config(git, target)
@@ -95,7 +97,7 @@ def review_pull(
         # What this review may read elsewhere: by the PR repository's visibility, and the config
         # at base (a PR cannot widen it).
         review_links = links(pr.private, config.links)
-        result = _review(git, pr, target, open_prs, renderer, cache, review_links)
+        result = _review(git, pr, target, open_prs, renderer, cache, review_links, fetcher)
         publisher = CheckRunPublisher(client, pr, runs)
         publisher.publish(result)
         return Published(result.report, publisher.conclusion)
@@ -115,6 +117,7 @@ def _review(
     renderer: Renderer,
     cache: RenderCache,
     links: RepoResolver,
+    fetcher: DependencyFetcher | None = None,
 ) -> ReviewResult:
     others = tuple(p.open_pr() for p in open_prs if p.number != pr.number)
     inp = ReviewInput(
@@ -126,7 +129,7 @@ def _review(
     )
     started = time.perf_counter()
     log.info("reviewing")
-    result = Engine(git, renderer, REGISTRY, cache).review(inp)
+    result = Engine(git, renderer, REGISTRY, cache, fetcher).review(inp)
     log.info("reviewed in %.2f s", time.perf_counter() - started)
     return result
 
@@ -136,7 +139,14 @@ class CheckRunPublisher:
     the report needs beyond them), posts inline comments on lines the PR changed, and keeps the
     summary comment; `conclusion` is then the worst run's."""
 
-    def __init__(self, client: RepoClient, pr: PullState, runs: dict[str, int]) -> None:
+    def __init__(
+        self,
+        client: RepoClient,
+        pr: PullState,
+        runs: dict[str, int],
+        diff_elsewhere: str | None = None,  # where the whole rendered diff is kept (the Action's)
+    ) -> None:
+        self.diff_elsewhere = diff_elsewhere
         self.client, self.pr, self.runs = client, pr, runs
         self.conclusion = "neutral"
 
@@ -157,7 +167,8 @@ class CheckRunPublisher:
         if comments:
             client.post_review(pr.number, pr.head_sha, comments, REVIEW_BODY)
         # Last, so that the summary naming this head means the whole review is out.
-        client.upsert_summary_comment(pr.number, summary_comment(report, REGISTRY.sections()))
+        comment = summary_comment(report, REGISTRY.sections(), self.diff_elsewhere)
+        client.upsert_summary_comment(pr.number, comment)
         self.conclusion = _worst(o.conclusion for o in outputs)
 
 

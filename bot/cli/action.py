@@ -14,7 +14,9 @@ import argparse
 import logging
 import os
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from github import GithubException
 
@@ -23,6 +25,7 @@ from bot.app.settings import render_limits
 from bot.cli.action_env import ActionEnv, ActionSetupError, read_env, read_event, read_only_expected
 from bot.cli.action_git import open_checkout, require_commits
 from bot.cli.action_github import FORBIDDEN, pacing, token_client
+from bot.cli.action_links import token_links
 from bot.cli.action_output import (
     report_path,
     write_outputs,
@@ -34,11 +37,14 @@ from bot.cli.main import exit_status
 from bot.cli.main import main as cli_main
 from bot.engine.report import Report
 from bot.engine.review import Engine
+from bot.git.mirror import Mirrors
+from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from checks import REGISTRY
 
 UNAUTHORIZED, NOT_FOUND = 401, 404
+LINKS_DIR = "chart-review-links"  # the linked repositories' mirrors, under RUNNER_TEMP
 READ_PULLS = (
     "GitHub refused to list the repository's pull requests (403): give the job "
     "`permissions: pull-requests: write`"
@@ -63,18 +69,27 @@ def _review(env: ActionEnv, environ: Mapping[str, str]) -> Report:
     event = read_event(env.event_path)
     git = open_checkout(env.workspace)
     renderer = make_renderer("embedded", render_limits(environ))
+    opened: list[GitRepo] = []
     try:
         require_commits(git, [event.pr.base_sha, event.pr.head_sha])
-        client = token_client(
-            env.repository, env.token, env.api_url, pacing(environ), env.inputs.comment
-        )
+        pace = pacing(environ)
+        client = token_client(env.repository, env.token, env.api_url, pace, env.inputs.comment)
         open_prs = _open_pulls(client)
         engine = Engine(git, renderer, REGISTRY, RenderCache())
-        run = ActionReview(
-            git, client, event.pr, env.inputs, engine, read_only_expected(env, event)
+        mirrors = Mirrors((env.temp_dir or Path(tempfile.gettempdir())) / LINKS_DIR)
+        links = token_links(
+            env.repository,
+            env.token,
+            lambda name: token_client(name, env.token, env.api_url, pace),
+            mirrors,
+            opened,
         )
+        read_only = read_only_expected(env, event)
+        run = ActionReview(git, client, event.pr, env.inputs, engine, read_only, links)
         return review_and_publish(run, open_prs).report
     finally:
+        for repo in opened:
+            repo.close()
         git.close()
         close = getattr(renderer, "close", None)
         if close is not None:

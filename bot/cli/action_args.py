@@ -16,7 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--report",
         metavar="FILE",
-        help="write the JSON report here (default: RUNNER_TEMP/chart-review-report.json)",
+        help="write the JSON report here (default: RUNNER_TEMP/chart-review-report.json), and "
+        "the whole rendered diff beside it, its suffix .diff",
     )
     p.set_defaults(func=run)
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from github import Github
 
 from bot.app.github.app import PER_PAGE, AppCredentials, retry_policy
+from bot.app.github.checks import AppIdentity
 from bot.app.github.repo import InstallationAuth, RepoClient
 from bot.app.publish import InlineComment
 from bot.cli.action_env import ActionSetupError
@@ -18,7 +19,9 @@ from bot.cli.action_env import ActionSetupError
 # GitHub Actions' app on github.com (`GET /apps/github-actions`); its runs on a head are this
 # action's own when a re-run looks for them. On GitHub Enterprise Server the id differs, and a
 # re-run of the same head then adds runs instead of editing them.
-ACTIONS_APP_ID = 15368
+ACTIONS_APP_ID = 15368  # on github.com; each Enterprise Server has its own
+ACTIONS_SLUG = "github-actions"
+GITHUB_COM_API = "https://api.github.com"
 ACTIONS_LOGIN = "github-actions[bot]"
 FORBIDDEN = 403
 
@@ -74,7 +77,14 @@ def token_client(
         retry=retry_policy(pace.retry_backoff),
     )
     cls = RepoClient if comment else ChecksOnlyClient
-    return cls(full_name, gh, auth, lambda: ACTIONS_LOGIN, ACTIONS_APP_ID)
+    return cls(full_name, gh, auth, lambda: ACTIONS_LOGIN, actions_app(api_url))
+
+
+def actions_app(api_url: str) -> AppIdentity:
+    """The runs a workflow token makes belong to GitHub Actions: known by id on github.com, by
+    slug on an Enterprise Server, where a re-run must find the runs it made before all the same."""
+    on_github_com = api_url.rstrip("/") == GITHUB_COM_API
+    return AppIdentity(ACTIONS_APP_ID if on_github_com else None, ACTIONS_SLUG)
 
 
 class ChecksOnlyClient(RepoClient):

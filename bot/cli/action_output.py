@@ -1,5 +1,6 @@
-"""What the action leaves in the job besides GitHub's API: the JSON report, the step's outputs, the
-job summary, and workflow annotations where the token could not post check runs."""
+"""What the action leaves in the job besides GitHub's API: the JSON report and the whole rendered
+diff beside it, the step's outputs, the job summary, and workflow annotations where the token could
+not post check runs."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ from typing import TextIO
 from bot.app.publish import fit
 from bot.cli.action_env import ActionEnv, ActionSetupError
 from bot.cli.annotations import workflow_commands
+from bot.engine.diff_section import diff_plain
 from bot.engine.markdown import Section, to_markdown
 from bot.engine.report import Report, Severity, counts
 
 REPORT_NAME = "chart-review-report.json"
+# The whole rendered diff, as `chart-review review --diff` prints it, beside the report: a comment
+# or a check run holds at most 65,536 characters of it, a workflow can upload this as an artifact.
+DIFF_SUFFIX = ".diff"
 # GitHub takes up to 1 MiB of job summary per step; in characters, room for 4-byte UTF-8.
 STEP_SUMMARY_CHARS = 1024 * 1024 // 4
 
@@ -25,10 +30,14 @@ class Outputs:
     failures: int
     warnings: int
     report: Path
+    diff: Path
 
     def lines(self) -> str:
         # `k=v`, one a line: each value is a number or a path, never a newline.
-        return f"failures={self.failures}\nwarnings={self.warnings}\nreport={self.report}\n"
+        return (
+            f"failures={self.failures}\nwarnings={self.warnings}\n"
+            f"report={self.report}\ndiff={self.diff}\n"
+        )
 
 
 def report_path(env: ActionEnv, requested: str | None) -> Path:
@@ -39,10 +48,18 @@ def report_path(env: ActionEnv, requested: str | None) -> Path:
     return (env.temp_dir or Path.cwd()) / REPORT_NAME
 
 
+def diff_path(report_file: Path) -> Path:
+    return report_file.with_suffix(DIFF_SUFFIX)
+
+
 def write_report(report: Report, path: Path) -> Outputs:
+    """The JSON report at `path` and the plain rendered diff beside it (empty when the review
+    computed none, so the `diff` output always names a file)."""
     _write(path, report.to_json_text(), append=False)
+    _write(diff_path(path), diff_plain(report), append=False)
     found = counts(report.findings)
-    return Outputs(found.get(Severity.FAILURE, 0), found.get(Severity.WARNING, 0), path)
+    failures, warnings = found.get(Severity.FAILURE, 0), found.get(Severity.WARNING, 0)
+    return Outputs(failures, warnings, path, diff_path(path))
 
 
 def write_outputs(env: ActionEnv, outputs: Outputs) -> None:

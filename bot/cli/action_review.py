@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from github import GithubException
 
 from bot.app.github.app import PullState, RepoClient
+from bot.app.link_policy import LinkOpener
 from bot.app.publish import failed_output
 from bot.app.review_pull import CheckRunPublisher, failure_reason, run_names
 from bot.cli.action_env import ActionInputs, ActionSetupError
@@ -46,6 +47,7 @@ class ActionReview:
     inputs: ActionInputs
     engine: Engine
     read_only: bool  # a refused check run is expected (a fork's token), not a setup mistake
+    links: LinkOpener  # the other repositories its references name (bot/cli/action_links.py)
 
 
 def review_target(git: GitRepo, pr: PullState) -> str:
@@ -98,7 +100,7 @@ def review_and_publish(run: ActionReview, open_prs: Sequence[PullState]) -> Revi
     try:
         if config is None:
             raise ConfigError(config_error or run.inputs.config)
-        result = run.engine.review(_review_input(run, target, open_prs))
+        result = run.engine.review(_review_input(run, target, open_prs, config))
     except Exception as exc:
         for name, run_id in (runs or {}).items():
             run.client.complete_check_run(run_id, failed_output(name, failure_reason(exc)))
@@ -110,9 +112,13 @@ def review_and_publish(run: ActionReview, open_prs: Sequence[PullState]) -> Revi
     return result
 
 
-def _review_input(run: ActionReview, target: str, open_prs: Sequence[PullState]) -> ReviewInput:
+def _review_input(
+    run: ActionReview, target: str, open_prs: Sequence[PullState], config: Config
+) -> ReviewInput:
     pr = run.pr
     return ReviewInput(
+        # As the App: what may be read elsewhere is the config's at base (a PR cannot widen it).
+        links=run.links(pr.private, config.links),
         base=target,
         head=pr.head_sha,
         open_prs=other_open_prs(run.git, pr, open_prs),
@@ -125,7 +131,11 @@ def _review_input(run: ActionReview, target: str, open_prs: Sequence[PullState])
 
 def _publish(run: ActionReview, runs: dict[str, int], result: ReviewResult) -> None:
     try:
-        CheckRunPublisher(run.client, run.pr, runs).publish(result)
+        elsewhere = (
+            "the `diff` output of the chart-review step (`chart-review-report.diff` in the job; "
+            "upload it as an artifact to keep it)"
+        )
+        CheckRunPublisher(run.client, run.pr, runs, elsewhere).publish(result)
     except GithubException as exc:
         if exc.status == FORBIDDEN and not runs:  # every run is out: the comments were refused
             raise ActionSetupError(COMMENTS_PERMISSION) from None

@@ -20,6 +20,7 @@ from bot.cli import render_cmd as render_cli
 from bot.cli import replay as replay_cli
 from bot.cli import versions as versions_cli
 from bot.cli.cache_dir import open_cache
+from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
 from bot.cli.errors import UsageError
 from bot.cli.links import local_resolver, parse_link
 from bot.cli.open_prs import (
@@ -113,6 +114,7 @@ def add_review(sub: argparse._SubParsersAction) -> None:
         "(repeatable, comma-separated; replaces the config's api_versions)",
     )
     add_values_arguments(p)
+    add_dependency_arguments(p)
     p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
     p.add_argument(
         "--format",
@@ -178,7 +180,9 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
     return ReviewInput(
         open_prs=open_prs,
         links=local_resolver(links),
-        pr=PullRequestInfo(title=args.pr_title, body=read_pr_body(args.pr_body)),
+        pr=PullRequestInfo(
+            number=head_number(args.head), title=args.pr_title, body=read_pr_body(args.pr_body)
+        ),
         base=args.base,
         head=args.head,
         develop=args.develop,
@@ -192,6 +196,7 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
         ),
         api_versions=parse_api_versions(args.api_versions, "--api-versions"),
         values=override_from(args),
+        offline=args.offline,
         progress=chart_progress,
     )
 
@@ -230,7 +235,8 @@ def read_pr_body(source: str | None) -> str:
 def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
-    engine = Engine(repo, make_renderer(args.renderer, render_limits()), REGISTRY, cache)
+    renderer = make_renderer(args.renderer, render_limits())
+    engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
     result = engine.review(review_input(args, repo), explain=args.explain)
     writer: Publisher = ReportWriter(
         args.format, REGISTRY.sections(), args.output, args.explain, diff=args.diff

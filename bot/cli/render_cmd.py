@@ -11,13 +11,16 @@ from typing import Any
 import yaml
 
 from bot.app.settings import render_limits
+from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
 from bot.cli.errors import UsageError
+from bot.cli.values_args import add_values_arguments, override_from
+from bot.engine.chart.fetching import ReviewFetch
 from bot.engine.chart.files import chart_file
-from bot.engine.chart.renders import ChartSource, render_chart
+from bot.engine.chart.renders import ChartSource, RenderSettings, render_chart
 from bot.engine.config import CONFIG_PATH, Config, parse_config
 from bot.engine.context import Rendered
 from bot.engine.manifests import Document
-from bot.engine.profiles import discover_profiles
+from bot.engine.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
 from bot.git.repo import GitRepo, GitTree
 from bot.kube.capabilities import Capabilities, parse_api_versions, parse_kube_version
 from bot.render.cache import RenderCache
@@ -44,17 +47,20 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--api-versions", action="append", default=[], metavar="LIST", help="as for review"
     )
+    add_values_arguments(p)
+    add_dependency_arguments(p)
     p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    override = override_from(args)  # a bad --values or --set exits 2 before any git or Helm work
     repo = GitRepo(args.repo)
     try:
         sha = repo.resolve(args.ref)
         if sha is None:
             raise UsageError(f"--ref '{args.ref}' is not a commit in {repo.path}")
-        rendered = render_one(repo, repo.tree(sha), args)
+        rendered = render_one(repo, repo.tree(sha), args, override)
     finally:
         repo.close()
     if rendered.error is not None:
@@ -70,9 +76,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def render_one(repo: GitRepo, tree: GitTree, args: argparse.Namespace) -> Rendered:
+def render_one(
+    repo: GitRepo,
+    tree: GitTree,
+    args: argparse.Namespace,
+    override: ValuesOverride = NO_OVERRIDE,
+) -> Rendered:
     """The render the review would make of the chart at `tree`: the same profiles, values,
-    capabilities, sandbox and archive (bot/engine/chart/renders.py), of the head side only."""
+    capabilities, sandbox and archive (bot/engine/chart/renders.py), of the head side only, with
+    the command line's --values / --set on the profile as `review` applies them."""
     chart = args.chart.strip("/") or "."
     if tree.read(chart_file(chart)) is None:
         raise UsageError(f"--chart {chart}: no Chart.yaml there at {args.ref}")
@@ -84,17 +96,20 @@ def render_one(repo: GitRepo, tree: GitTree, args: argparse.Namespace) -> Render
         else config.kube_version,
         parse_api_versions(args.api_versions, "--api-versions") or tuple(config.api_versions),
     )
-    renders = render_chart(
-        ChartSource(chart, _NoChart(repo, tree.commit), tree),
+    settings = RenderSettings(
         config,
-        (profile,),
         make_renderer(args.renderer, render_limits()),
         RenderCache(),
         repo,
         args.release_name or config.release_name or DEFAULT_RELEASE,
         args.namespace or config.namespace or DEFAULT_NAMESPACE,
-        capabilities,
+        only=(profile,),
+        capabilities=capabilities,
+        override=override,
+        # The ref's own repositories are allowed: the user chose what to render.
+        fetch=ReviewFetch(fetcher_from(args), config.dependencies, tree, args.offline),
     )
+    renders = render_chart(ChartSource(chart, _NoChart(repo, tree.commit), tree), settings)
     return renders.head[profile]
 
 

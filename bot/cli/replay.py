@@ -16,9 +16,11 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
+from functools import partial
 
 from bot.app.settings import render_limits
 from bot.cli.cache_dir import open_cache
+from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
 from bot.cli.errors import UsageError
 from bot.cli.replay_report import (
     VERDICT_ICON,
@@ -28,9 +30,11 @@ from bot.cli.replay_report import (
     summarize,
 )
 from bot.cli.report_writer import write_output
+from bot.cli.values_args import add_values_arguments, override_from
 from bot.engine.chart.files import all_chart_dirs
 from bot.engine.chart.selection import owning_chart
 from bot.engine.context import PullRequestInfo
+from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
 from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
 from bot.git.history import MergedChange, chart_dirs_named, merged_changes
@@ -68,6 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="only the changes to this chart directory (repeatable)",
     )
+    add_values_arguments(p)
+    add_dependency_arguments(p)
     p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown")
     p.add_argument("--output", metavar="FILE", help="write the replay here instead of stdout")
@@ -101,7 +107,13 @@ def changes_to_replay(repo: GitRepo, args: argparse.Namespace, branch: str) -> l
     return list(merged_changes(entries, repo.refs("refs/pull/*/head"), touches, last))
 
 
-def review_change(engine: Engine, change: MergedChange, charts: tuple[str, ...]) -> ReplayRow:
+def review_change(
+    engine: Engine,
+    change: MergedChange,
+    charts: tuple[str, ...],
+    values: ValuesOverride = NO_OVERRIDE,
+    offline: bool = False,
+) -> ReplayRow:
     started = time.perf_counter()
     inp = ReviewInput(
         base=change.base,
@@ -109,6 +121,8 @@ def review_change(engine: Engine, change: MergedChange, charts: tuple[str, ...])
         develop=change.base,
         charts=charts,
         pr=PullRequestInfo(title=change.subject),
+        values=values,
+        offline=offline,
     )
     try:
         report = engine.review(inp).report
@@ -122,14 +136,19 @@ def review_change(engine: Engine, change: MergedChange, charts: tuple[str, ...])
 
 
 def reviewed_in_order(
-    engine: Engine, changes: Sequence[MergedChange], charts: tuple[str, ...]
+    engine: Engine,
+    changes: Sequence[MergedChange],
+    charts: tuple[str, ...],
+    values: ValuesOverride = NO_OVERRIDE,
+    offline: bool = False,
 ) -> Iterator[ReplayRow]:
     """Each change's row, in the order of `changes`, with the next ones already under way. A row's
     `seconds` is its review's wall clock, which overlaps its neighbours'."""
     with ThreadPoolExecutor(CHANGES_AT_ONCE, thread_name_prefix="replay") as pool:
         window: deque[Future[ReplayRow]] = deque()
         for change in changes:
-            window.append(pool.submit(review_change, engine, change, charts))
+            review = partial(review_change, engine, change, charts, values, offline)
+            window.append(pool.submit(review))
             if len(window) > CHANGES_AT_ONCE:
                 yield window.popleft().result()
         while window:
@@ -152,16 +171,18 @@ def progress(done: int, total: int, row: ReplayRow) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    values = override_from(args)  # a bad --values or --set exits 2 before any review
     repo = GitRepo(args.repo)
     branch = args.branch or repo.default_branch() or "HEAD"
     changes = changes_to_replay(repo, args, branch)
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
-    engine = Engine(repo, make_renderer(args.renderer, render_limits()), REGISTRY, cache)
+    renderer = make_renderer(args.renderer, render_limits())
+    engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
     charts = tuple(c.strip("/") or "." for c in args.chart)
     started = time.perf_counter()
     rows: list[ReplayRow] = []
     skipped = 0
-    for row in reviewed_in_order(engine, changes, charts):
+    for row in reviewed_in_order(engine, changes, charts, values, args.offline):
         if row.report is not None and not row.report.charts:
             skipped += 1  # a path of a chart's, but no chart there to review (ct excludes it)
             continue

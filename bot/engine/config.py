@@ -109,6 +109,40 @@ class DiffConfig(_Strict):
     ignore_fields: list[str] = Field(default_factory=lambda: ["caBundle"])
 
 
+class DependencyRepository(_Strict):
+    """A chart repository or OCI registry the review may fetch dependencies from. `name` says which
+    environment variables hold its credentials: HELM_REPO_<NAME>_USERNAME / _PASSWORD."""
+
+    url: str = Field(description="`https://charts.example.com` or `oci://registry.example.com/path`")
+    name: str | None = Field(default=None, description="names the credentials' variables")
+    registry_config: str | None = Field(
+        default=None, description="an OCI registry's credentials file (Docker config.json format)"
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, value: str) -> str:
+        if not value.startswith(("https://", "http://", "oci://")):
+            raise ValueError(f"expected an https://, http:// or oci:// URL, got {value!r}")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]+", value):
+            raise ValueError(f"expected letters, digits, - and _, got {value!r}")
+        return value
+
+
+class DependenciesConfig(_Strict):
+    """Where a chart's remote dependencies may come from (bot/engine/chart/remote.py). Read at base
+    like the rest: a PR cannot widen what its own review fetches."""
+
+    # None: the repositories the base's Chart.yaml files already name, and no other.
+    repositories: list[DependencyRepository] | None = None
+    offline: bool = False
+
+
 class Config(_Strict):
     charts: list[str] | None = None
     develop: str | None = None
@@ -124,6 +158,7 @@ class Config(_Strict):
     kube_version: str | None = Field(default=None, description="`1.29` or `v1.29.0`")
     api_versions: list[str] = Field(default_factory=list)
     diff: DiffConfig = Field(default_factory=DiffConfig)
+    dependencies: DependenciesConfig = Field(default_factory=DependenciesConfig)
 
     @field_validator("kube_version", mode="before")
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 from bot.engine.config import Config, ProfileSpec
@@ -22,6 +23,8 @@ class OpenPR:
     ref: str = ""  # branch name, when known
     base_ref: str = ""  # the branch it targets, when known
     title: str = ""
+    body: str = ""  # its description; on the command line, its commits' messages unless given
+    created_at: str = ""  # when it was opened (ISO 8601), when known
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,31 @@ class RenderError:
     unavailable: bool = False
 
 
+# The check that reads `Rendered.lint`: the engine lints only when it will run (lint is costly).
+LINT_CHECK = "lint"
+
+
+class LintSeverity(StrEnum):
+    """Helm's lint severities by name (the render layer has Helm's numbers for them)."""
+
+    UNKNOWN = "unknown"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class LintMessage:
+    """One message of `helm lint` on a profile (bot/engine/chart/lint.py): `path` the repository
+    path of the file it names (None for the chart as a whole or a directory), `line` the line Helm
+    names."""
+
+    severity: LintSeverity
+    path: str | None
+    line: int | None
+    message: str
+
+
 @dataclass(frozen=True)
 class Rendered:
     """One render of one chart, at one side, for one profile."""
@@ -69,6 +97,24 @@ class Rendered:
     documents: tuple[Document, ...] = ()
     error: RenderError | None = None
     values: Mapping[str, Any] = field(default_factory=dict)  # what the profile supplies, unmerged
+    # `helm lint` with the same values, as ct lint runs it; None when not linted (a renderer that
+    # cannot, a render a limit stopped, a side not rendered at all).
+    lint: tuple[LintMessage, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Subchart:
+    name: str
+    directory: str  # in the chart's archive: `charts/redis/`
+    base: str | None  # its version on each side; None where the side does not have it
+    head: str | None
+
+    @property
+    def bump(self) -> str | None:
+        """ "dependency redis 17.3.0 → 18.1.2" when the PR changed its version."""
+        if self.base is None or self.head is None or self.base == self.head:
+            return None
+        return f"dependency {self.name} {self.base} → {self.head}"
 
 
 @dataclass(frozen=True)
@@ -84,9 +130,24 @@ class ChartRenders:
     refused: Mapping[str, str] = field(default_factory=dict)  # side → why its tree was refused
     # side → schema file → why it was left out of the render (it reached outside the chart)
     unvalidated: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # side → subchart directory in the archive (`charts/redis/`) → its version on that side
+    dependencies: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def side(self, side: str) -> Mapping[str, Rendered]:
         return self.base if side == "base" else self.head
+
+    def subchart(self, template: str | None) -> Subchart | None:
+        """The subchart (a dependency under the chart's `charts/`) that `template`, a repository
+        path as findings give it, belongs to; None for the chart's own templates."""
+        if not template or not template.startswith(self.path + "/"):
+            return None
+        inside = template[len(self.path) + 1 :]
+        base, head = self.dependencies.get("base", {}), self.dependencies.get("head", {})
+        for directory in sorted(head.keys() | base.keys(), key=len, reverse=True):
+            if inside.startswith(directory):
+                name = directory.rstrip("/").rsplit("/", 1)[-1]
+                return Subchart(name, directory, base.get(directory), head.get(directory))
+        return None
 
 
 @dataclass(frozen=True)

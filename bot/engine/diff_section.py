@@ -37,10 +37,9 @@ SAID = {
 }
 LEFT_OUT = "{profiles}: diff left out"
 CUT_LINE = "…"
-CUT_NOTE = (
-    "… {lines:,} more {noun} of the rendered diff left out; the whole diff: "
-    "`chart-review review --base {base} --head {head} --diff`"
-)
+CUT_NOTE = "… {lines:,} more {noun} of the rendered diff left out; the whole diff: {where}"
+# Where the whole diff is when nothing else holds it: the command that prints it, on any checkout.
+DIFF_COMMAND = "`chart-review review --base {base} --head {head} --diff`"
 FENCE_INFO = "diff"
 MIN_FENCE = 3
 NEWLINE = "\n"
@@ -72,15 +71,17 @@ def report_diffs(report: Report) -> list[ChartDiff]:
 # -- markdown ---------------------------------------------------------------------------------
 
 
-def diff_markdown(report: Report, limit: int | None = None) -> str:
+def diff_markdown(report: Report, limit: int | None = None, where: str | None = None) -> str:
     """The section, or "" when the review computed no diff. Within `limit` characters when given,
     each diff then showing at most as many lines as lets all fit: a small diff is shown whole
-    beside a large one, which is cut ("" when not even the headings fit)."""
+    beside a large one, which is cut ("" when not even the headings fit). A cut says `where` the
+    whole diff is (markdown), by default the command that prints it."""
     diffs = report_diffs(report)
     if not diffs:
         return ""
+    where = where or diff_command(report)
     longest = max((_line_count(g.text) for d in diffs for g in groups(d)), default=0)
-    full = _markdown(diffs, longest, report)
+    full = _markdown(diffs, longest, where)
     if limit is None or len(full) <= limit:
         return full
     # The length grows with the cap: the largest cap that fits, by bisection, ~17 renders of at
@@ -88,19 +89,23 @@ def diff_markdown(report: Report, limit: int | None = None) -> str:
     fits, too_many = -1, min(longest, limit)  # _markdown(.., fits) is within limit; -1: none is
     while too_many - fits > 1:
         middle = (fits + too_many) // 2
-        if len(_markdown(diffs, middle, report)) <= limit:
+        if len(_markdown(diffs, middle, where)) <= limit:
             fits = middle
         else:
             too_many = middle
-    return _markdown(diffs, fits, report) if fits >= 0 else ""
+    return _markdown(diffs, fits, where) if fits >= 0 else ""
 
 
-def _markdown(diffs: Sequence[ChartDiff], cap: int, report: Report) -> str:
+def diff_command(report: Report) -> str:
+    return DIFF_COMMAND.format(base=report.base[:12], head=report.head[:12])
+
+
+def _markdown(diffs: Sequence[ChartDiff], cap: int, where: str) -> str:
     """The section showing at most `cap` lines of each diff, then a note for the lines left out."""
     parts = [HEADING, *(_chart_markdown(d, cap) for d in diffs)]
     left_out = sum(max(0, _line_count(g.text) - cap) for d in diffs for g in groups(d))
     if left_out:
-        parts.append(_cut_note(left_out, report))
+        parts.append(CUT_NOTE.format(lines=left_out, noun=_plural(left_out, "line"), where=where))
     return "\n\n".join(parts)
 
 
@@ -139,12 +144,6 @@ def fenced(text: str) -> str:
     longest = max((len(m) for m in re.findall("`+", text)), default=0)
     fence = "`" * max(MIN_FENCE, longest + 1)
     return f"{fence}{FENCE_INFO}\n{text}\n{fence}"
-
-
-def _cut_note(lines: int, report: Report) -> str:
-    return CUT_NOTE.format(
-        lines=lines, noun=_plural(lines, "line"), base=report.base[:12], head=report.head[:12]
-    )
 
 
 def _plural(n: int, noun: str) -> str:

@@ -10,8 +10,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from bot.engine.chart.fetching import ReviewFetch
 from bot.engine.chart.renders import (
     ChartSource,
+    RenderSettings,
     render_error_entries,
     render_in_order,
     start_chart,
@@ -20,6 +22,7 @@ from bot.engine.chart.selection import chart_dirs, chart_meta
 from bot.engine.check import Check, Registry
 from bot.engine.config import CONFIG_PATH, Config, parse_config
 from bot.engine.context import (
+    LINT_CHECK,
     ChartContext,
     ChartRenders,
     Context,
@@ -40,6 +43,7 @@ from bot.engine.report import (
     Severity,
     sort_findings,
 )
+from bot.engine.subcharts import attribute_subcharts
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
@@ -47,6 +51,7 @@ from bot.git.repo import GitRepo
 from bot.kube.capabilities import Capabilities
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
+from bot.render.deps.fetcher import DependencyFetcher, HelmFetcher
 from bot.render.probe import assumed_capabilities
 
 # A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
@@ -80,6 +85,7 @@ class ReviewInput:
     # The config file, read at the target as always (the Action's `config` input may move it).
     config_path: str = CONFIG_PATH
     values: ValuesOverride = NO_OVERRIDE  # the command line's --values / --set, on every profile
+    offline: bool = False  # fetch no dependency from a repository (the store may still hold it)
     # Told (charts done, charts in all, the chart just rendered) as a long review goes.
     progress: Callable[[int, int, str], None] | None = None
 
@@ -127,11 +133,14 @@ class Engine:
         renderer: Renderer,
         registry: Registry,
         cache: RenderCache | None = None,
+        fetcher: DependencyFetcher | None = None,
     ) -> None:
         self.repo = repo
         self.renderer = renderer
         self.registry = registry
         self.cache = cache if cache is not None else RenderCache()
+        # Charts' dependencies from repositories, into the machine's store (bot/render/deps/).
+        self.fetcher = fetcher if fetcher is not None else HelmFetcher()
         self.timings = Timings()
 
     def _known(self, known: dict[str, str | None], ref: str, what: str) -> str:
@@ -204,24 +213,25 @@ class Engine:
         )
         t0 = time.perf_counter()
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
+        # The allow-list is the target's, as the config is: a PR cannot add a host to its review.
+        fetch = ReviewFetch(self.fetcher, config.dependencies, self.repo.tree(target), inp.offline)
         # Every chart's profiles go to the render pool as the charts are read, not chart by chart;
         # the charts come back in the order of `dirs`.
-        starts = (
-            partial(
-                start_chart,
-                s,
-                config,
-                inp.profiles,
-                self.renderer,
-                self.cache,
-                self.repo,
-                release,
-                namespace,
-                capabilities,
-                inp.values,
-            )
-            for s in sources
+        settings = RenderSettings(
+            config,
+            self.renderer,
+            self.cache,
+            self.repo,
+            release,
+            namespace,
+            only=inp.profiles,
+            capabilities=capabilities,
+            override=inp.values,
+            fetch=fetch,
+            # `helm lint` costs more than the render: only when a check will read it.
+            lint=any(c.name == LINT_CHECK for c in self.enabled_checks(config, inp.only_checks)),
         )
+        starts = (partial(start_chart, s, settings) for s in sources)
         rendered: list[ChartRenders] = []
         for chart in render_in_order(starts):
             rendered.append(chart)
@@ -259,6 +269,7 @@ class Engine:
             findings += self.run_check(check, ctx, chart_data, explanations if explain else None)
             self.timings.add(check.name, time.perf_counter() - c0)
         self.timings.checks += time.perf_counter() - t1
+        findings = attribute_subcharts(findings, charts)
 
         summaries = tuple(
             ChartSummary(

@@ -19,8 +19,10 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.render.base import RenderFailure
+from bot.render.lint import LintEntry
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class CacheKey:
 class CachedRender:
     manifests: Mapping[str, str] | None
     error: RenderFailure | None
+    lint: tuple[LintEntry, ...] | None = None  # None: not linted (bot/render/lint.py)
 
 
 class RenderCache:
@@ -108,14 +111,7 @@ class RenderCache:
             return hit
         try:
             raw = self._path(digest).read_bytes()
-            data = json.loads(raw)
-            err = data.get("error")
-            found = CachedRender(
-                data.get("manifests"),
-                RenderFailure(err["message"], err.get("template"), err.get("line"))
-                if err
-                else None,
-            )
+            found = _decode(json.loads(raw))
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None  # absent, or not an entry this cache wrote: rendered again
         self._touch(digest, len(raw))
@@ -127,14 +123,7 @@ class RenderCache:
         self._remember(digest, value)
         if self._dir is None:
             return
-        err = value.error
-        payload = {
-            "manifests": value.manifests,
-            "error": {"message": err.message, "template": err.template, "line": err.line}
-            if err
-            else None,
-        }
-        self._store(digest, json.dumps(payload).encode())
+        self._store(digest, json.dumps(_encode(value)).encode())
 
     def _store(self, digest: str, data: bytes) -> None:
         """Write an entry within the cap. Any failure leaves no temp file and only logs."""
@@ -225,6 +214,30 @@ class RenderCache:
             if len(self._mem) >= self._max:
                 self._mem.pop(next(iter(self._mem)))
             self._mem[digest] = value
+
+
+def _encode(value: CachedRender) -> dict[str, object]:
+    """`lint` only when linted: a renderer that lints says so in its version (LINT_VERSION), which
+    is in the key, so no entry written before lint existed is read as a render lint found clean."""
+    err = value.error
+    out: dict[str, object] = {
+        "manifests": value.manifests,
+        "error": {"message": err.message, "template": err.template, "line": err.line}
+        if err
+        else None,
+    }
+    if value.lint is not None:
+        out["lint"] = [e.to_json() for e in value.lint]
+    return out
+
+
+def _decode(data: dict[str, Any]) -> CachedRender:
+    err, lint = data.get("error"), data.get("lint")
+    return CachedRender(
+        data.get("manifests"),
+        RenderFailure(err["message"], err.get("template"), err.get("line")) if err else None,
+        tuple(LintEntry.from_json(e) for e in lint) if lint is not None else None,
+    )
 
 
 def _unlink(path: Path) -> None:

@@ -1,13 +1,18 @@
 """A render process of the sandbox (bot/render/sandbox.py): loads Helm once, then renders request
 after request read from a pipe, each under a CPU-time and an address-space limit of its own.
 
-    python -m bot.render.child REQUEST_FD REPLY_FD CPU_SECONDS MEMORY_BYTES
+    python -m bot.render.child REQUEST_FD REPLY_FD CPU_SECONDS MEMORY_BYTES SCRATCH_DIR
 
 Wire format, both ways: frames of an 8-byte big-endian length and that many bytes. A request is three
-frames (a JSON header with the release, the namespace and the capabilities; the values as JSON; the
-chart archive); a reply is one JSON frame, `{"manifests": ...}` or
-`{"error": {"message", "template", "line"}}`. JSON, not pickle: the parent never unpickles what a
-process running untrusted templates wrote."""
+frames (a JSON header with the release, the namespace, the capabilities and whether to lint; the
+values as JSON; the chart archive); a reply is one JSON frame, `{"manifests": ...}` or
+`{"error": {"message", "template", "line"}}`, then, when the header asked for lint, a second,
+`{"lint": [{"severity", "path", "message"}]}`. The lint has limits of its own, counted afresh after
+the render: a lint that runs out of them costs the lint, never the render already sent. JSON, not
+pickle: the parent never unpickles what a process running untrusted templates wrote.
+
+SCRATCH_DIR is the one directory the process may write (Helm's lint takes a file path and extracts
+the archive): created by the parent for this process alone, and TMPDIR in its environment."""
 
 from __future__ import annotations
 
@@ -89,22 +94,28 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _reply(helm: Any, header: bytes, values: bytes, archive: bytes) -> bytes:
+def _capabilities(request: dict[str, Any]) -> Any:
     from bot.kube.capabilities import Capabilities
+
+    return Capabilities(request.get("kube_version"), tuple(request.get("api_versions") or ()))
+
+
+def _reply(helm: Any, request: dict[str, Any], values: Any, archive: bytes) -> bytes:
     from bot.render.base import RenderFailure
 
-    request = json.loads(header)
-    capabilities = Capabilities(
-        request.get("kube_version"), tuple(request.get("api_versions") or ())
-    )
     try:
         manifests = helm.render(
-            archive, json.loads(values), request["release"], request["namespace"], capabilities
+            archive, values, request["release"], request["namespace"], _capabilities(request)
         )
     except RenderFailure as failure:
         error = {"message": failure.message, "template": failure.template, "line": failure.line}
         return json.dumps({"error": error}).encode()
     return json.dumps({"manifests": manifests}).encode()
+
+
+def _lint_reply(helm: Any, request: dict[str, Any], values: Any, archive: bytes) -> bytes:
+    entries = helm.lint(archive, values, request["namespace"], _capabilities(request))
+    return json.dumps({"lint": [entry.to_json() for entry in entries]}).encode()
 
 
 def serve(
@@ -129,20 +140,26 @@ def serve(
             if header is None or values is None or archive is None:
                 return 0
             limit_next_render(cpu_seconds, memory_bytes, statm)
-            write_all(replies, frame(_reply(helm, header, values, archive)))
+            request_header, request_values = json.loads(header), json.loads(values)
+            write_all(replies, frame(_reply(helm, request_header, request_values, archive)))
+            if request_header.get("lint"):
+                limit_next_render(cpu_seconds, memory_bytes, statm)
+                lint = _lint_reply(helm, request_header, request_values, archive)
+                write_all(replies, frame(lint))
         except MemoryError:
             return EXIT_OUT_OF_MEMORY
 
 
 def main(argv: Sequence[str]) -> int:
-    requests, replies, cpu_seconds, memory_bytes = (int(arg) for arg in argv)
+    requests, replies, cpu_seconds, memory_bytes = (int(arg) for arg in argv[:4])
+    scratch = argv[4]
     # SIGXCPU's default action dumps core: a looping template must not fill the disk.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     parent = os.getppid()
     statm = os.open("/proc/self/statm", os.O_RDONLY)  # what confinement no longer lets it open
     # Before any thread starts, Helm's Go runtime's included: a Landlock domain binds the thread
     # that enters it and the threads started afterwards.
-    confined = confine()
+    confined = confine(writable=scratch)
     _watch_parent(parent)
     return serve(requests, replies, cpu_seconds, memory_bytes, confined, statm)
 

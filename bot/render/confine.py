@@ -4,8 +4,10 @@ Landlock domain applies to the thread that enters it and the threads it starts a
 Defence in depth behind the checks made before a chart reaches the sandbox (a schema's `$ref`, a
 symlink): whatever Helm or a template might still try, the kernel refuses it.
 - Landlock: from here on the process may only read (and map) the interpreter's and the bot's own
-  files, which lazy imports need; nothing else on the file system, and it can write nowhere. The
-  pipes to the parent were opened before, so they keep working.
+  files, which lazy imports need, and use one scratch directory of its own (Helm's lint takes a
+  file path: the archive is written there, extracted by Helm, removed); nothing else on the file
+  system, and it can write nowhere else. The pipes to the parent were opened before, so they keep
+  working.
 - seccomp: `socket`, `connect` and `io_uring_setup` (whose rings could do the same without a
   syscall to filter) fail with EACCES, so no connection can be opened.
 Both need no privilege: `no_new_privs` is set first. A kernel or libc without one of them leaves
@@ -19,6 +21,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DENIED_SYSCALLS = ("socket", "connect", "io_uring_setup")
 
@@ -50,15 +53,16 @@ def readable_roots() -> tuple[str, ...]:
     return tuple(sorted(r for r in roots if Path(r).exists()))
 
 
-def confine() -> Confinement:
+def confine(writable: str | None = None) -> Confinement:
+    """`writable`: the one directory the process may also write, create and remove files in."""
     missing: list[str] = []
     # seccomp first: loading libseccomp looks the library up on the file system.
     seccomp = _seccomp(missing)
-    landlock = _landlock(readable_roots(), missing)
+    landlock = _landlock(readable_roots(), missing, writable)
     return Confinement(landlock, seccomp, tuple(missing))
 
 
-def _landlock(roots: tuple[str, ...], missing: list[str]) -> bool:
+def _landlock(roots: tuple[str, ...], missing: list[str], writable: str | None = None) -> bool:
     try:
         import landlock
     except ImportError:
@@ -68,11 +72,22 @@ def _landlock(roots: tuple[str, ...], missing: list[str]) -> bool:
         ruleset = landlock.Ruleset()  # handles every file-system right: all denied unless allowed
         read = landlock.FSAccess.READ_FILE | landlock.FSAccess.READ_DIR | landlock.FSAccess.EXECUTE
         ruleset.allow(*roots, rules=read)
+        if writable is not None:
+            ruleset.allow(writable, rules=_scratch_rights(landlock.FSAccess, ruleset))
         ruleset.apply()  # sets no_new_privs first
     except (OSError, landlock.LandlockError) as exc:
         missing.append(f"landlock: {exc}".splitlines()[0])
         return False
     return True
+
+
+def _scratch_rights(access: Any, ruleset: Any) -> Any:
+    """Plain files and directories only: nothing in the scratch directory can be executed, linked
+    or made a device. Truncating is a right of its own on newer kernels (Go creates files with
+    O_TRUNC); it is asked for only where the kernel handles it."""
+    rights = access.READ_FILE | access.READ_DIR | access.WRITE_FILE | access.TRUNCATE
+    rights |= access.MAKE_REG | access.MAKE_DIR | access.REMOVE_FILE | access.REMOVE_DIR
+    return rights & ruleset.restrict_rules
 
 
 def _seccomp(missing: list[str]) -> bool:

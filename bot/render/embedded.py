@@ -1,5 +1,6 @@
 """Helm's Go SDK in this process (helm-python-sdk). The sandbox runs it in child processes; the
-demo and the tests of exact Helm behaviour call it directly."""
+demo and the tests of exact Helm behaviour call it directly. It renders and, as `ct lint` does per
+values file, lints (bot/render/lint.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from typing import Any
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.kube.constraint import satisfies
 from bot.render.base import (
+    RenderFailure,
     dependency_failure,
     failure_from_message,
     kube_version_failure,
     missing_dependencies,
     values_json,
 )
+from bot.render.lint import LINT_VERSION, Linted, LintEntry, lint_archive
 from bot.render.probe import probe_kube_version
 
 
@@ -26,7 +29,7 @@ class EmbeddedHelm:
         import helm_python
 
         self._helm = helm_python
-        self.version = f"helm-python-sdk/{helm_python.__version__}"
+        self.version = f"helm-python-sdk/{helm_python.__version__} {LINT_VERSION}"
         self._default: str | None = None
 
     def render(
@@ -48,6 +51,32 @@ class EmbeddedHelm:
                 return self._render(chart, values, release, namespace, capabilities)
         except self._helm.HelmError as exc:
             raise failure_from_message(str(exc)) from None
+
+    def render_linted(
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> Linted:
+        try:
+            manifests = self.render(archive, values, release, namespace, capabilities)
+        except RenderFailure as failure:
+            # Linted all the same: what lint says beyond the render's failure (Chart.yaml, values)
+            # is still the chart's.
+            return Linted(None, failure, self.lint(archive, values, namespace, capabilities))
+        return Linted(manifests, None, self.lint(archive, values, namespace, capabilities))
+
+    def lint(
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> tuple[LintEntry, ...]:
+        """`helm lint` of the archive with these values (a temp file under TMPDIR)."""
+        return lint_archive(self._helm, archive, values, namespace, capabilities.kube_version)
 
     def _render(
         self,

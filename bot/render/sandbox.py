@@ -5,7 +5,10 @@ a RenderFailure naming the limit, which the render check (checks/render.py) turn
 for that side and profile.
 
 Processes are started with fork+exec (subprocess), never a bare fork of this threaded process, and
-get only the environment Helm needs: no GitHub key or webhook secret is in reach of a template."""
+get only the environment Helm needs: no GitHub key or webhook secret is in reach of a template.
+
+`render_linted` also has the process lint the chart (bot/render/lint.py) after the render, in the
+same request, under limits of its own: each process has a private scratch directory for it."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import logging
 import math
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +26,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -31,6 +35,7 @@ from typing import IO, Any
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.render.base import RENDER_WORKERS, RenderFailure, values_json
 from bot.render.child import EXIT_OUT_OF_MEMORY, frame
+from bot.render.lint import LINT_VERSION, Linted, LintEntry, unfinished
 from bot.render.probe import probe_kube_version
 
 log = logging.getLogger(__name__)
@@ -116,15 +121,18 @@ class RenderProcess:
         self._replies, child_replies = os.pipe()
         # Closed in close(): the log lives as long as the process.
         self._log: IO[bytes] = tempfile.TemporaryFile(prefix="chart-review-render-")  # noqa: SIM115
+        # The one directory the process may write (mode 0700, this process's alone): lint's.
+        self.scratch = tempfile.mkdtemp(prefix="chart-review-scratch-")
         args = [str(child_requests), str(child_replies), str(limits.cpu_seconds)]
+        args += [str(limits.memory_bytes), self.scratch]
         self.proc = subprocess.Popen(
             # -P: no current directory on sys.path (the process runs in /).
-            [sys.executable, "-P", "-m", "bot.render.child", *args, str(limits.memory_bytes)],
+            [sys.executable, "-P", "-m", "bot.render.child", *args],
             pass_fds=(child_requests, child_replies),
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=self._log,
-            env=_child_env(),
+            env={**_child_env(), "TMPDIR": self.scratch},
             cwd="/",
         )
         os.close(child_requests)
@@ -138,6 +146,13 @@ class RenderProcess:
 
     def render(self, request: bytes) -> dict[str, Any]:
         """Raises RenderFailure for a chart error, _Stopped when the process is gone."""
+        (reply,) = self.replies(request, 1)
+        return _manifests(reply)
+
+    def replies(self, request: bytes, count: int) -> Iterator[dict[str, Any]]:
+        """Sends a request and reads its `count` replies, each within the wall-clock limit of its
+        own (a lint after the render has its own, as the child gives it its own CPU and memory).
+        Raises _Stopped when the process is gone."""
         if not self._ready:
             ready = json.loads(self._receive(time.monotonic() + STARTUP_SECONDS, starting=True))
             _note_confinement(ready.get("confinement") or {})
@@ -145,12 +160,10 @@ class RenderProcess:
         mark = os.fstat(self._log.fileno()).st_size
         deadline = time.monotonic() + self.limits.wall_seconds
         self._send(request, deadline, mark)
-        reply = json.loads(self._receive(deadline, mark=mark))
-        if "error" in reply:
-            err = reply["error"]
-            raise RenderFailure(err["message"], err.get("template"), err.get("line"))
-        manifests: dict[str, Any] = reply["manifests"]
-        return manifests
+        for _ in range(count):
+            reply: dict[str, Any] = json.loads(self._receive(deadline, mark=mark))
+            yield reply
+            deadline = time.monotonic() + self.limits.wall_seconds
 
     def _send(self, data: bytes, deadline: float, mark: int) -> None:
         view = memoryview(data)
@@ -247,6 +260,8 @@ class RenderProcess:
         except subprocess.TimeoutExpired:
             self.kill()
         self._log.close()
+        # What a lint the process did not finish left behind.
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 class SandboxedHelm:
@@ -257,7 +272,7 @@ class SandboxedHelm:
         # In the cache key: a render that failed on a limit may pass under another.
         self.version = (
             f"helm-python-sdk/{package_version('helm-python-sdk')} sandbox "
-            f"cpu={self.limits.cpu_seconds}s memory={self.limits.memory_bytes}"
+            f"cpu={self.limits.cpu_seconds}s memory={self.limits.memory_bytes} {LINT_VERSION}"
         )
         self._workers = workers
         self._idle: list[RenderProcess] = []
@@ -275,15 +290,7 @@ class SandboxedHelm:
         namespace: str,
         capabilities: Capabilities = DEFAULT_CAPABILITIES,
     ) -> dict[str, str]:
-        header = json.dumps(
-            {
-                "release": release,
-                "namespace": namespace,
-                "kube_version": capabilities.kube_version,
-                "api_versions": list(capabilities.api_versions),
-            }
-        )
-        request = frame(header.encode(), values_json(values).encode(), archive)
+        request = _request(archive, values, release, namespace, capabilities, lint=False)
         process = self._checkout()
         healthy = False
         try:
@@ -294,8 +301,37 @@ class SandboxedHelm:
             healthy = True
             raise
         except _Stopped as stopped:
-            log.warning("render process %s replaced: %s", process.pid, stopped.failure.message)
-            raise stopped.failure from None
+            raise _replaced(process, stopped) from None
+        finally:
+            self._checkin(process, healthy)
+
+    def render_linted(
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> Linted:
+        """One request renders and lints. A render stopped by a limit is not linted (lint None); a
+        lint stopped by one keeps the render and says so as a lint warning."""
+        request = _request(archive, values, release, namespace, capabilities, lint=True)
+        process = self._checkout()
+        healthy = False
+        replies = process.replies(request, 2)
+        try:
+            try:
+                manifests, error = _outcome(next(replies))
+            except _Stopped as stopped:
+                failure = _replaced(process, stopped)
+                return Linted(None, failure, None, transient=failure.transient)
+            try:
+                entries = tuple(LintEntry.from_json(e) for e in next(replies)["lint"])
+            except _Stopped as stopped:
+                failure = _replaced(process, stopped)
+                return Linted(manifests, error, unfinished(failure), transient=failure.transient)
+            healthy = True
+            return Linted(manifests, error, entries)
         finally:
             self._checkin(process, healthy)
 
@@ -349,6 +385,45 @@ class SandboxedHelm:
             else:
                 self._all.discard(process)
             self._cond.notify()
+
+
+def _request(
+    archive: bytes,
+    values: Mapping[str, Any],
+    release: str,
+    namespace: str,
+    capabilities: Capabilities,
+    lint: bool,
+) -> bytes:
+    header = {
+        "release": release,
+        "namespace": namespace,
+        "kube_version": capabilities.kube_version,
+        "api_versions": list(capabilities.api_versions),
+        "lint": lint,
+    }
+    return frame(json.dumps(header).encode(), values_json(values).encode(), archive)
+
+
+def _manifests(reply: Mapping[str, Any]) -> dict[str, Any]:
+    """A render's reply: its manifests, or the chart's error raised as a RenderFailure."""
+    if "error" in reply:
+        err = reply["error"]
+        raise RenderFailure(err["message"], err.get("template"), err.get("line"))
+    manifests: dict[str, Any] = reply["manifests"]
+    return manifests
+
+
+def _outcome(reply: Mapping[str, Any]) -> tuple[dict[str, Any] | None, RenderFailure | None]:
+    try:
+        return _manifests(reply), None
+    except RenderFailure as failure:
+        return None, failure
+
+
+def _replaced(process: RenderProcess, stopped: _Stopped) -> RenderFailure:
+    log.warning("render process %s replaced: %s", process.pid, stopped.failure.message)
+    return stopped.failure
 
 
 def _close_all(processes: set[RenderProcess], cond: threading.Condition) -> None:

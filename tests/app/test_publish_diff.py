@@ -8,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.publish import MAX_COMMENT_CHARS, summary_comment
+from bot.app.publish import (
+    MAX_COMMENT_CHARS,
+    MAX_OUTPUT_CHARS,
+    check_run_outputs,
+    comment_diff_room,
+    summary_comment,
+)
 from bot.cli.main import main
+from bot.engine.diff_section import diff_markdown
 from bot.engine.markdown import to_markdown
 from bot.engine.rendered_diff import chart_diff
 from bot.engine.report import Report
@@ -88,6 +95,51 @@ def test_a_diff_too_big_for_the_comment_is_cut_with_a_note(repo: GitBuilder) -> 
     assert diff.profiles[0].text in markdown and not CUT_RE.search(markdown)
 
 
+def test_a_diff_the_comment_cuts_is_whole_in_a_check_run_s_text(tmp_path: Path) -> None:
+    """A diff just too long for the comment's room but within a check run's text: the first run
+    carries it whole after its findings, and the comment's cut note sends the reader there."""
+
+    def sized(lines: int) -> Report:
+        g = write_chart(GitBuilder(tmp_path / f"r{lines}"), "1.0.0", "alpha", lines).commit("c")
+        return review(write_chart(g.branch("pr"), "1.0.1", "beta", lines).commit("beta"))
+
+    # The section grows by the same length per line (four-digit line numbers): aim between the
+    # comment's room and a run's limit.
+    small, large = sized(1700), sized(1710)
+    per_line = (len(diff_markdown(large)) - len(diff_markdown(small))) / 10
+    room = comment_diff_room(small, REGISTRY.sections())
+    aim = (room + MAX_OUTPUT_CHARS) / 2
+    report = sized(1700 + round((aim - len(diff_markdown(small))) / per_line))
+    whole = diff_markdown(report)
+    assert comment_diff_room(report, REGISTRY.sections()) < len(whole) <= MAX_OUTPUT_CHARS
+
+    outputs = check_run_outputs(report, REGISTRY.sections())
+    assert outputs[0].name == "chart-review/qos" and outputs[0].text == whole
+    assert all(whole not in o.text for o in outputs[1:])
+    comment = summary_comment(report, REGISTRY.sections())
+    assert len(comment) <= MAX_COMMENT_CHARS
+    assert re.search(
+        r"… [\d,]+ more lines? of the rendered diff left out; the whole diff: in the details of "
+        r"the `chart-review/qos` check run\n",
+        comment,
+    )
+    assert not CUT_RE.search(comment)
+
+
+def test_a_diff_no_run_can_hold_says_where_the_caller_keeps_it(repo: GitBuilder) -> None:
+    """~250,000 characters fit in no check run: none carries it, and the comment names the place
+    its caller gives (the Action's artifact), or else the command that prints it."""
+    write_chart(repo.branch("pr"), "1.0.1", "beta").commit("beta")
+    report = review(repo)
+    assert all("```diff" not in o.text for o in check_run_outputs(report, REGISTRY.sections()))
+    where = "the `chart-review-diff` artifact of this workflow run"
+    comment = summary_comment(report, REGISTRY.sections(), diff_elsewhere=where)
+    assert re.search(
+        rf"more lines of the rendered diff left out; the whole diff: {re.escape(where)}\n", comment
+    )
+    assert CUT_RE.search(summary_comment(report, REGISTRY.sections()))
+
+
 SMALL_DIFF = (
     "--- a/ConfigMap/default/release-conf\n+++ b/ConfigMap/default/release-conf\n@@\n"
     " apiVersion: v1\n data:\n   settings: |\n"
@@ -103,7 +155,9 @@ def small(tmp_path: Path) -> GitBuilder:
 
 
 def test_a_small_diff_is_whole_in_the_comment_before_its_footer(small: GitBuilder) -> None:
-    comment = summary_comment(review(small), REGISTRY.sections())
+    report = review(small)
+    comment = summary_comment(report, REGISTRY.sections())
+    assert all(SMALL_DIFF not in o.text for o in check_run_outputs(report, REGISTRY.sections()))
     assert comment.endswith(
         "### Rendered diff\n\n**`conf`**: 1 of 1 profile changed\n\n"
         "<details><summary>1 object changed</summary>\n\n"

@@ -187,7 +187,12 @@ def test_the_action_publishes_what_the_app_publishes_for_the_same_pr(
         "failures": str(len(failures)),
         "warnings": str(sum(f["severity"] == "warning" for f in report["findings"])),
         "report": str(tmp_path / "runner" / "chart-review-report.json"),
+        "diff": str(tmp_path / "runner" / "chart-review-report.diff"),
     }
+    # The whole rendered diff, as `review --diff` prints it: the init container the PR added.
+    diff = Path(done.outputs["diff"]).read_text()
+    assert diff.startswith("# client: burst, equal: same diff\n--- a/Deployment/default/"), diff
+    assert "\n+      initContainers:\n" in diff and "\n+        name: wait-for-mysql\n" in diff
     assert [(f["check"], f["rule"]) for f in failures] == [("qos", "downgrade")]
     assert "Burstable" in done.summary and "wait-for-mysql" in done.summary
     assert "::error" not in done.stdout  # the check runs carry the annotations

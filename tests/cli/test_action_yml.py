@@ -36,7 +36,7 @@ def test_it_is_a_composite_action_with_the_issue_s_inputs_and_outputs(
 ) -> None:
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == EXPECTED_INPUTS
-    assert set(action["outputs"]) == {"failures", "warnings", "report"}
+    assert set(action["outputs"]) == {"failures", "warnings", "report", "diff"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["fail-on"]["default"] == "failure"
 

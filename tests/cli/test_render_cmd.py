@@ -125,6 +125,32 @@ def test_render_of_a_broken_template_says_where_and_exits_1(
     assert "app/templates/broken.yaml:1" in captured.err
 
 
+def test_render_takes_values_files_and_set_as_review_does(
+    repo: GitBuilder, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("resources:\n  limits:\n    cpu: 250m\n")
+    # The file merges over the profile's values, then --set, then --set-string win, helm's order.
+    args = ("--profile", "burst", "-f", str(limits), "--set", "resources.requests.cpu=50m")
+    assert render(repo, *args, "--set-string", "resources.requests.memory=32Mi") == 0
+    out = capsys.readouterr().out
+    assert (
+        "          limits:\n            cpu: 250m\n            memory: 64Mi\n"
+        "          requests:\n            cpu: 50m\n            memory: 32Mi\n"
+    ) in out
+
+
+def test_render_exits_2_naming_a_set_helm_cannot_parse(
+    repo: GitBuilder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert render(repo, "--profile", "equal", "--set", "resources.limits") == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "chart-review: error: --set 'resources.limits': key \"limits\" has no value"
+    )
+
+
 CT_YAML = "chart-dirs:\n  - charts\nexcluded-charts:\n  - skipped\n"
 
 

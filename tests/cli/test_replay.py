@@ -147,3 +147,21 @@ def test_bad_arguments_are_one_line_errors(
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_values_and_set_apply_to_every_replayed_change(g: GitBuilder, tmp_path: Path) -> None:
+    """With every cpu limit set, no profile is ever Burstable, so PR 2's downgrade is gone."""
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("resources:\n  limits:\n    cpu: 100m\n")
+    for extra in (("--values", str(limits)), ("--set", "resources.limits.cpu=100m")):
+        out, _ = replay(g, *extra)
+        rows = out["changes"]
+        assert [(r["pr"], r["verdict"]) for r in rows] == [(3, "pass"), (2, "pass")], extra
+        qos = rows[1]["report"]["charts"][0]["qos"]["head"]
+        assert {pods["Deployment/default/release-app"] for pods in qos.values()} == {"Guaranteed"}
+
+
+def test_a_set_helm_cannot_parse_exits_2_naming_it(g: GitBuilder) -> None:
+    proc = cli("replay", "--repo", str(g.path), "--set", "a.b=1,c")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "chart-review: error: --set 'a.b=1,c': key \"c\" has no value"

@@ -208,7 +208,9 @@ def test_missing_subchart_names_chart_yaml_and_the_line(
     # Not the PR's templates' fault, but nothing could be looked at: a warning, never a pass.
     assert (finding.path, finding.line, finding.severity) == ("app/Chart.yaml", 6, "warning")
     assert finding.rule == "dependency-unavailable"
-    assert "dependency redis is declared in Chart.yaml but missing from charts/" in finding.message
+    # Named only at head, so not fetched: the allow-list is the base's.
+    assert "dependency redis 17.0.0 from https://x.test could not be fetched: " in finding.message
+    assert "https://x.test is not among the repositories the base's Chart.yaml" in finding.message
 
 
 def test_fifty_megabyte_values_files_are_refused_by_name(

@@ -7,6 +7,7 @@ these calls go straight to the requester by run id, one request each.
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,27 +22,45 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@dataclass(frozen=True)
+class AppIdentity:
+    """Which app's runs are ours: by id where it is known (the App's own; GitHub Actions' on
+    github.com), else by slug (GitHub Actions on Enterprise Server, whose id differs per server)."""
+
+    id: int | None
+    slug: str = ""
+
+    def query(self) -> dict[str, Any]:
+        return {"app_id": self.id} if self.id is not None else {}
+
+    def owns(self, run: dict[str, Any]) -> bool:
+        app = run.get("app") or {}
+        return app.get("id") == self.id if self.id is not None else app.get("slug") == self.slug
+
+
 def find_run(
-    requester: Requester, repo_url: str, head_sha: str, name: str, app_id: int
+    requester: Requester, repo_url: str, head_sha: str, name: str, app: AppIdentity
 ) -> int | None:
     """The latest run of this app named `name` on `head_sha`, if any."""
     _, data = requester.requestJsonAndCheck(
         "GET",
         f"{repo_url}/commits/{head_sha}/check-runs",
-        parameters={"check_name": name, "app_id": app_id, "filter": "latest"},
+        parameters={"check_name": name, **app.query(), "filter": "latest"},
     )
-    runs = [r for r in data["check_runs"] if r["name"] == name and r["app"]["id"] == app_id]
+    runs = [r for r in data["check_runs"] if r["name"] == name and app.owns(r)]
     return max((r["id"] for r in runs), default=None)
 
 
-def unfinished_runs(requester: Requester, repo_url: str, head_sha: str, app_id: int) -> list[int]:
+def unfinished_runs(
+    requester: Requester, repo_url: str, head_sha: str, app: AppIdentity
+) -> list[int]:
     """This app's runs on `head_sha` still in progress (left so by a worker that died)."""
     _, data = requester.requestJsonAndCheck(
         "GET",
         f"{repo_url}/commits/{head_sha}/check-runs",
-        parameters={"app_id": app_id, "status": IN_PROGRESS, "per_page": 100},
+        parameters={**app.query(), "status": IN_PROGRESS, "per_page": 100},
     )
-    return [int(r["id"]) for r in data["check_runs"] if r["app"]["id"] == app_id]
+    return [int(r["id"]) for r in data["check_runs"] if app.owns(r)]
 
 
 def start_run(requester: Requester, repo_url: str, head_sha: str, name: str) -> int:

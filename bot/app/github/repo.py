@@ -53,10 +53,20 @@ class PullState:
     # Whether the PR's repository (its base) is private; unknown reads as public, the stricter
     # case for what a review may read elsewhere (bot/app/link_policy.py).
     private: bool = False
+    # When it was opened (ISO 8601): said by the duplicates check, never compared.
+    created_at: str = field(default="", compare=False)
 
     def open_pr(self) -> OpenPR:
         """As the engine sees another open PR."""
-        return OpenPR(self.number, self.head_sha, self.head_ref, self.base_ref, self.title)
+        return OpenPR(
+            self.number,
+            self.head_sha,
+            self.head_ref,
+            self.base_ref,
+            self.title,
+            body=self.body,
+            created_at=self.created_at,
+        )
 
 
 class InstallationAuth(Auth.Auth):
@@ -99,6 +109,7 @@ def _pull_state(pr: PullRequest, merged: bool | None = None) -> PullState:
         body=pr.body or "",
         user=pr.user.login,
         private=bool(pr.base.repo.private),
+        created_at=pr.created_at.isoformat() if pr.created_at else "",
     )
 
 
@@ -113,13 +124,17 @@ class RepoClient:
         gh: Github,
         auth: InstallationAuth,
         bot_login: Callable[[], str],
-        app_id: int,
+        app_id: int | github_checks.AppIdentity,
     ) -> None:
         self.full_name = full_name
         self._gh = gh  # lazy: objects are fetched only when a call needs their data
         self._auth = auth
         self._bot_login = bot_login
-        self._app_id = app_id
+        self._app = (
+            app_id
+            if isinstance(app_id, github_checks.AppIdentity)
+            else (github_checks.AppIdentity(app_id))
+        )
         self._repo = gh.get_repo(full_name)
         self._url = f"/repos/{full_name}"
         self._reused: set[int] = set()  # runs begun again on the same head by this client
@@ -187,7 +202,7 @@ class RepoClient:
     def _begin(self, head_sha: str, name: str) -> int:
         requester = self._gh.requester
         found = self._call(
-            lambda: github_checks.find_run(requester, self._url, head_sha, name, self._app_id)
+            lambda: github_checks.find_run(requester, self._url, head_sha, name, self._app)
         )
         if found is None:
             run_id = self._call(
@@ -203,7 +218,7 @@ class RepoClient:
     def unfinished_runs(self, head_sha: str) -> list[int]:
         requester = self._gh.requester
         return self._call(
-            lambda: github_checks.unfinished_runs(requester, self._url, head_sha, self._app_id)
+            lambda: github_checks.unfinished_runs(requester, self._url, head_sha, self._app)
         )
 
     def complete_check_run(self, run_id: int, out: CheckRunOutput) -> None:

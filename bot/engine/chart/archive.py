@@ -52,9 +52,11 @@ def chart_archive(
     directory: str,
     keep: Callable[[str], bool] = _all,
     layers: Sequence[Layer] = (),
+    extra: Sequence[tuple[str, str, bytes]] = (),
 ) -> bytes:
     """`directory` at `commit` as a gzip archive of `chart/...`, with each of `layers` added under
-    it. Every entry is checked first; `keep` filters on the path relative to the directory
+    it, and `extra` files (path in the chart, content id, bytes: fetched dependencies' archives).
+    Every entry is checked first; `keep` filters on the path relative to the directory
     (`.helmignore`)."""
     listing = repo.listing(commit)
     wanted = [
@@ -64,10 +66,11 @@ def chart_archive(
     ]
     # What the archive holds, exactly: the same key always builds the same chart.
     key = tuple((relative, entry.mode, entry.oid) for relative, entry in wanted)
+    key += tuple((relative, "extra", oid) for relative, oid, _ in extra)
     cached = _ARCHIVES.get(key)
     if cached is not None:
         return cached
-    archive = _build(repo, wanted)
+    archive = _build(repo, wanted, [(relative, data) for relative, _, data in extra])
     if len(archive) <= _ARCHIVE_MAX:
         _ARCHIVES.put(key, archive)
     return archive
@@ -85,10 +88,14 @@ def _layer_entries(listing: Mapping[str, Entry], layer: Layer) -> list[tuple[str
     ]
 
 
-def _build(repo: GitRepo, wanted: list[tuple[str, Entry]]) -> bytes:
+def _build(
+    repo: GitRepo, wanted: list[tuple[str, Entry]], extra: Sequence[tuple[str, bytes]] = ()
+) -> bytes:
     parts: list[bytes] = []
-    for (relative, entry), data in zip(wanted, repo.blobs([e.oid for _, e in wanted]), strict=True):
-        parts.append(_header(f"chart/{relative}", len(data), entry.mode == EXECUTABLE))
+    blobs = zip(wanted, repo.blobs([e.oid for _, e in wanted]), strict=True)
+    members = [(relative, data, entry.mode == EXECUTABLE) for (relative, entry), data in blobs]
+    for relative, data, executable in [*members, *((r, d, False) for r, d in extra)]:
+        parts.append(_header(f"chart/{relative}", len(data), executable))
         parts.append(data)
         if len(data) % tarfile.BLOCKSIZE:
             parts.append(bytes(tarfile.BLOCKSIZE - len(data) % tarfile.BLOCKSIZE))

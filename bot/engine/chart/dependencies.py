@@ -27,6 +27,7 @@ FILE_SCHEME = "file://"
 MAX_DEPTH = 10  # dependencies of dependencies; no real chain comes close
 MAX_CHARTS = 64  # in one archive: a diamond repeated at every level would double at each
 _SUBCHART_FILE_RE = re.compile(r"^charts/[^/]+/Chart\.yaml$")
+_ARCHIVE_RE = re.compile(r"^charts/(.+?)-(v?\d[^/]*)\.tgz$")
 
 
 class DependencyError(ChartReviewError):
@@ -132,21 +133,26 @@ def _escape(chart_yaml: str, dep: Dependency, why: str) -> None:
     raise UnsafeTreeError(chart_yaml, f"dependency {dep.name}: {dep.repository} {why}")
 
 
-def _vendored_names(tree: Tree, chart_dir: str) -> frozenset[str]:
-    """The dependencies already under the chart's `charts/`: an unpacked chart by its directory
-    and its `Chart.yaml` name, a packaged one by Helm's `NAME-VERSION.tgz`."""
+def vendored(tree: Tree, chart_dir: str) -> tuple[set[str], dict[str, tuple[str, str]]]:
+    """The dependencies committed under the chart's `charts/`: unpacked ones by directory and
+    `Chart.yaml` name; packaged ones by Helm's `NAME-VERSION.tgz`, with path and version."""
     prefix = chart_dir.rstrip("/") + "/" if chart_dir not in ("", ".") else ""
-    names: set[str] = set()
+    unpacked: set[str] = set()
+    packed: dict[str, tuple[str, str]] = {}
     for path in tree.paths(f"{prefix}charts"):
         relative = path[len(prefix) :]
         if _SUBCHART_FILE_RE.match(relative):
             subchart = relative.split("/")[1]
             meta = read_chart_meta(tree, f"{prefix}charts/{subchart}")
-            names.update(n for n in (subchart, meta.name if meta else None) if n)
-        elif relative.count("/") == 1 and relative.endswith(".tgz"):
-            match = re.match(r"^charts/(.+?)-v?\d[^/]*\.tgz$", relative)
-            names.update((match.group(1),) if match else ())
-    return frozenset(names)
+            unpacked.update(n for n in (subchart, meta.name if meta else None) if n)
+        elif relative.count("/") == 1 and (match := _ARCHIVE_RE.match(relative)):
+            packed[match.group(1)] = (path, match.group(2))
+    return unpacked, packed
+
+
+def _vendored_names(tree: Tree, chart_dir: str) -> frozenset[str]:
+    unpacked, packed = vendored(tree, chart_dir)
+    return frozenset(unpacked | set(packed))
 
 
 def _line_of(text: str, needle: str) -> int | None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -14,8 +12,9 @@ from functools import partial
 from typing import Any
 
 from bot.engine.chart.archive import Layer, UnsafeTreeError, chart_archive, check_entry
-from bot.engine.chart.crds import SideCapabilities, chart_capabilities, new_api_versions
+from bot.engine.chart.crds import SideCapabilities, chart_capabilities
 from bot.engine.chart.dependencies import DependencyError, LocalChart, content_id, local_charts
+from bot.engine.chart.fetching import NOTHING, Fetch, FetchedDependencies, fetch_dependencies
 from bot.engine.chart.files import (
     HELMIGNORE,
     chart_file,
@@ -24,31 +23,23 @@ from bot.engine.chart.files import (
     is_vendored_archive,
     parse_rules,
 )
+from bot.engine.chart.profile_render import render_profile
 from bot.engine.chart.schemas import SCHEMA_FILE, archive_escape, schema_escape
 from bot.engine.chart.selection import chart_meta
 from bot.engine.config import Config
-from bot.engine.context import ChartRenders, Rendered, RenderError
-from bot.engine.manifests import (
-    ManifestError,
-    parse_rendered,
-    pod_templates,
-    template_repo_path,
-)
+from bot.engine.context import ChartRenders, LintSeverity, Rendered, RenderError
 from bot.engine.profiles import (
     NO_OVERRIDE,
     Profile,
     ValuesOverride,
-    check_values_size,
     discover_profiles,
-    load_values,
-    merge_values,
 )
 from bot.engine.report import RenderErrorEntry
 from bot.git.repo import GitRepo, GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.lru import BoundedCache
-from bot.render.base import RENDER_WORKERS, Renderer, RenderFailure, is_dependency_missing
-from bot.render.cache import CachedRender, CacheKey, RenderCache
+from bot.render.base import RENDER_WORKERS, Renderer
+from bot.render.cache import RenderCache
 
 SIDES = ("base", "head")
 # Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
@@ -73,6 +64,26 @@ class ChartSource:
 
 
 @dataclass(frozen=True)
+class RenderSettings:
+    """What every chart of one review is rendered with. `capabilities` are the review's own
+    (config, command line), to which each side adds its chart's CRDs; `override` (the command
+    line's --values / --set) applies to every profile; `fetch` gets dependencies from repositories
+    (without it only what is committed is rendered); `lint`: also `helm lint` each profile."""
+
+    config: Config
+    renderer: Renderer
+    cache: RenderCache
+    repo: GitRepo
+    release: str
+    namespace: str
+    only: Sequence[str] = ()  # profiles; () → all
+    capabilities: Capabilities = DEFAULT_CAPABILITIES
+    override: ValuesOverride = NO_OVERRIDE
+    fetch: Fetch | None = None
+    lint: bool = False
+
+
+@dataclass(frozen=True)
 class _Job:
     side: str
     profile: Profile
@@ -88,19 +99,24 @@ class PendingChart:
     def __init__(
         self,
         source: ChartSource,
-        sides: dict[str, dict[str, Rendered]],
-        pending: dict[str, dict[str, Future[Rendered]]],
+        renders: tuple[dict[str, dict[str, Rendered]], dict[str, dict[str, Future[Rendered]]]],
         profiles: dict[str, Profile],
-        refused: dict[str, str],
-        unvalidated: dict[str, dict[str, str]],
+        facts: tuple[dict[str, str], dict[str, dict[str, str]], dict[str, Mapping[str, str]]],
+        lint_base: Callable[[], dict[str, Future[Rendered]]] | None = None,
     ) -> None:
-        self.source, self._sides, self._pending = source, sides, pending
-        self._profiles, self._refused, self._unvalidated = profiles, refused, unvalidated
+        self.source, (self._sides, self._pending) = source, renders
+        self._profiles = profiles
+        self._refused, self._unvalidated, self._dependencies = facts
+        self._lint_base = lint_base
 
     def result(self) -> ChartRenders:
         for side, futures in self._pending.items():
             self._sides[side].update({name: future.result() for name, future in futures.items()})
         self._pending = {}  # the futures' archives and values are not held past their renders
+        if self._lint_base is not None and _says_something(self._sides["head"].values()):
+            relinted = self._lint_base()
+            self._sides["base"].update({n: f.result() for n, f in relinted.items()})
+        self._lint_base = None
         source = self.source
         meta = (
             chart_meta(source.head, source.path)
@@ -115,53 +131,34 @@ class PendingChart:
             profiles={n: _spec(p) for n, p in self._profiles.items()},
             refused=self._refused,
             unvalidated=self._unvalidated,
+            dependencies=self._dependencies,
         )
 
 
-def render_chart(
-    source: ChartSource,
-    config: Config,
-    only: Sequence[str],
-    renderer: Renderer,
-    cache: RenderCache,
-    repo: GitRepo,
-    release: str,
-    namespace: str,
-    capabilities: Capabilities = DEFAULT_CAPABILITIES,
-    override: ValuesOverride = NO_OVERRIDE,
-) -> ChartRenders:
-    """`capabilities` are the review's own (config, command line); each side adds its chart's CRDs.
-    `override` (the command line's --values / --set) applies to every profile."""
-    return start_chart(
-        source, config, only, renderer, cache, repo, release, namespace, capabilities, override
-    ).result()
+def render_chart(source: ChartSource, settings: RenderSettings) -> ChartRenders:
+    return start_chart(source, settings).result()
 
 
-def start_chart(
-    source: ChartSource,
-    config: Config,
-    only: Sequence[str],
-    renderer: Renderer,
-    cache: RenderCache,
-    repo: GitRepo,
-    release: str,
-    namespace: str,
-    capabilities: Capabilities = DEFAULT_CAPABILITIES,
-    override: ValuesOverride = NO_OVERRIDE,
-) -> PendingChart:
+def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
     """Reads what the chart's renders need (here, in the caller's thread) and hands its profiles to
     the render pool, without waiting for them."""
     sides: dict[str, dict[str, Rendered]] = {"base": {}, "head": {}}
     refused: dict[str, str] = {}
     unvalidated: dict[str, dict[str, str]] = {}
     all_profiles: dict[str, Profile] = {}
+    dependencies: dict[str, Mapping[str, str]] = {}
     jobs: list[list[_Job]] = []
+    archivers: dict[str, _Archiver] = {}
     for side in SIDES:
         if not source.exists(side):
             continue
         tree = source.tree(side)
+        config, only = settings.config, settings.only
         profiles = discover_profiles(
-            source.path, tree.paths(source.path), config.profiles_for(source.path), override
+            source.path,
+            tree.paths(source.path),
+            config.profiles_for(source.path),
+            settings.override,
         )
         profiles = {n: p for n, p in profiles.items() if not only or n in only}
         all_profiles.update(profiles)
@@ -178,25 +175,65 @@ def start_chart(
         unvalidated[side] = {
             p: why for c in charts for p, why in unsafe_schemas(tree, c.directory).items()
         }
-        archiver = _Archiver(repo, tree, charts, frozenset(unvalidated[side]))
-        caps = chart_capabilities(repo, tree, source.path, capabilities, charts)
+        fetched = fetch_dependencies(tree, charts, settings.fetch)
+        if isinstance(fetched, RenderError):
+            sides[side] = {n: Rendered(n, error=fetched) for n in profiles}
+            continue
+        dependencies[side] = fetched.versions or {}
+        repo = settings.repo
+        archiver = _Archiver(repo, tree, charts, frozenset(unvalidated[side]), fetched)
+        caps = chart_capabilities(repo, tree, source.path, settings.capabilities, charts)
         jobs.append([_Job(side, p, tree, archiver, caps) for p in profiles.values()])
+        archivers[side] = archiver
     pending: dict[str, dict[str, Future[Rendered]]] = {}
+    # The same chart at both sides: the base's lint is the head's (one key, one request).
+    same = len(archivers) == 2 and archivers["base"].content_id() == archivers["head"].content_id()
     # Sides alternate, so one worker builds the head's archive while another builds the base's.
     for job in (j for batch in itertools.zip_longest(*jobs) for j in batch if j is not None):
-        pending.setdefault(job.side, {})[job.profile.name] = _POOL.submit(
-            render_profile,
-            job.tree,
-            source.path,
-            job.profile,
-            job.archiver,
-            renderer,
-            cache,
-            release,
-            namespace,
-            job.caps,
-        )
-    return PendingChart(source, sides, pending, all_profiles, refused, unvalidated)
+        # Lint at head; the base's only if the head's says something (PendingChart.result).
+        lint = settings.lint and (job.side == "head" or same)
+        pending.setdefault(job.side, {})[job.profile.name] = _submit(source, settings, job, lint)
+    base_jobs = tuple(j for batch in jobs for j in batch if j.side == "base")
+    return PendingChart(
+        source,
+        (sides, pending),
+        all_profiles,
+        (refused, unvalidated, dependencies),
+        partial(_lint_base, source, settings, base_jobs) if settings.lint else None,
+    )
+
+
+def _submit(
+    source: ChartSource, settings: RenderSettings, job: _Job, lint: bool
+) -> Future[Rendered]:
+    return _POOL.submit(
+        render_profile,
+        job.tree,
+        source.path,
+        job.profile,
+        job.archiver,
+        settings.renderer,
+        settings.cache,
+        settings.release,
+        settings.namespace,
+        job.caps,
+        lint,
+    )
+
+
+def _lint_base(
+    source: ChartSource, settings: RenderSettings, jobs: Sequence[_Job]
+) -> dict[str, Future[Rendered]]:
+    return {job.profile.name: _submit(source, settings, job, lint=True) for job in jobs}
+
+
+def _says_something(rendered: Iterable[Rendered]) -> bool:
+    """A lint warning or error at head, which the base's lint may already have had."""
+    return any(
+        m.severity in (LintSeverity.WARNING, LintSeverity.ERROR)
+        for r in rendered
+        for m in r.lint or ()
+    )
 
 
 def render_in_order(
@@ -284,15 +321,21 @@ class _Archiver:
         tree: GitTree,
         charts: Sequence[LocalChart],
         left_out: frozenset[str] = frozenset(),
+        fetched: FetchedDependencies = NOTHING,
     ) -> None:
         self.repo, self.tree, self.charts = repo, tree, tuple(charts)
-        self.left_out = left_out  # repository paths
+        self.left_out = left_out | fetched.stale  # repository paths
+        self.fetched = fetched
         self._archive: bytes | None = None
         self._lock = threading.Lock()
 
     def content_id(self) -> str:
-        """What the render cache keys the archive by: every chart directory's tree id."""
-        return content_id([(c.prefix, self.tree.tree_id(c.directory) or "") for c in self.charts])
+        """What the render cache keys the archive by: every chart directory's tree id, and every
+        fetched archive's sha256 (and which committed archives it replaced)."""
+        ids = [(c.prefix, self.tree.tree_id(c.directory) or "") for c in self.charts]
+        ids += [(path, oid) for path, oid, _ in self.fetched.members]
+        ids += [(f"-{path}", "") for path in sorted(self.fetched.stale)]
+        return content_id(ids)
 
     def archive(self) -> bytes:
         with self._lock:
@@ -302,7 +345,12 @@ class _Archiver:
         if self._archive is None:
             root, *dependencies = (self._layer(c) for c in self.charts)
             self._archive = chart_archive(
-                self.repo, self.tree.commit, root.directory, root.keep, dependencies
+                self.repo,
+                self.tree.commit,
+                root.directory,
+                root.keep,
+                dependencies,
+                self.fetched.members,
             )
         return self._archive
 
@@ -317,169 +365,6 @@ class _Archiver:
             chart.prefix,
             lambda rel: rel not in left_out and not ignored(rel, rules),
         )
-
-
-def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str]:
-    """The values a profile supplies, and their content id for the render cache."""
-    values: dict[str, Any] = {}
-    ids = []
-    if profile.values_path is not None:
-        entry = tree.entry(profile.values_path)
-        data = tree.read(profile.values_path)
-        if entry is None or data is None:
-            raise RenderFailure(
-                f"values file {profile.values_path} does not exist", profile.values_path
-            )
-        # Checked before parsing: the parse runs in the reviewing process, outside the sandbox.
-        check_values_size(len(data), profile.values_path)
-        values = load_values(data.decode("utf-8", errors="replace"), profile.values_path)
-        ids.append(entry.oid)
-    if profile.inline is not None:
-        values = merge_values(values, profile.inline)
-        ids.append(hashlib.sha256(json.dumps(profile.inline, sort_keys=True).encode()).hexdigest())
-    if profile.override:
-        values = profile.override.apply(values)
-        ids.append(profile.override.content_id)
-    return values, "+".join(ids) or "defaults"
-
-
-def render_profile(
-    tree: GitTree,
-    chart_dir: str,
-    profile: Profile,
-    archiver: _Archiver,
-    renderer: Renderer,
-    cache: RenderCache,
-    release: str,
-    namespace: str,
-    caps: SideCapabilities | None = None,
-) -> Rendered:
-    caps = caps or SideCapabilities(DEFAULT_CAPABILITIES, asks=False)
-    try:
-        values, values_id = profile_values(tree, profile)
-    except RenderFailure as exc:
-        return Rendered(profile.name, error=RenderError(exc.template, exc.line, exc.message))
-    render = partial(
-        _render_cached,
-        archiver.content_id(),
-        values_id,
-        values,
-        archiver,
-        renderer,
-        cache,
-        release,
-        namespace,
-    )
-    placed = {c.prefix: c.directory for c in archiver.charts if c.prefix}
-    done = partial(_rendered, profile.name, values, chart_dir, namespace, placed)
-    rendered = done(render(caps.capabilities))
-    more = new_api_versions(rendered.documents, caps)
-    if more:
-        # The templates define CRDs and ask `.Capabilities.APIVersions`: rendered again as they
-        # would be once those CRDs are installed (an upgrade, or a cluster that has them).
-        rendered = done(render(caps.capabilities.adding(more)))
-    return rendered
-
-
-def _render_cached(
-    tree_id: str,
-    values_id: str,
-    values: Mapping[str, Any],
-    archiver: _Archiver,
-    renderer: Renderer,
-    cache: RenderCache,
-    release: str,
-    namespace: str,
-    capabilities: Capabilities,
-) -> CachedRender:
-    key = CacheKey(tree_id, values_id, renderer.version, release, namespace, capabilities.cache_id)
-    hit = cache.get(key)
-    if hit is None:
-        make = partial(_render_new, key, values, archiver, renderer, cache, capabilities)
-        hit = _IN_FLIGHT.once((id(cache), key), make)
-    return hit
-
-
-def _render_new(
-    key: CacheKey,
-    values: Mapping[str, Any],
-    archiver: _Archiver,
-    renderer: Renderer,
-    cache: RenderCache,
-    capabilities: Capabilities,
-) -> CachedRender:
-    hit = cache.get(key)  # rendered meanwhile, by the render this one would have waited for
-    if hit is not None:
-        return hit
-    # A renderer is told capabilities only when they differ from its defaults.
-    extra = (capabilities,) if capabilities.cache_id else ()
-    try:
-        manifests = renderer.render(archiver.archive(), values, key.release, key.namespace, *extra)
-        hit = CachedRender(manifests, None)
-    except RenderFailure as failure:
-        hit = CachedRender(None, failure)
-    if hit.error is None or not hit.error.transient:
-        cache.put(key, hit)
-    return hit
-
-
-class _SingleFlight:
-    """One render per cache key at a time: reviews side by side (a replay's changes, where one's
-    base is often the next one's head; two PRs on the same develop) ask for the same render at
-    once, and the second waits for the first's rather than rendering it again."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running: dict[tuple[int, CacheKey], Future[CachedRender]] = {}
-
-    def once(self, key: tuple[int, CacheKey], make: Callable[[], CachedRender]) -> CachedRender:
-        with self._lock:
-            running = self._running.get(key)
-            if running is None:
-                mine: Future[CachedRender] = Future()
-                self._running[key] = mine
-        if running is not None:
-            return running.result()  # a render under way in another worker: never a deadlock
-        try:
-            result = make()
-            mine.set_result(result)
-            return result
-        except BaseException as exc:
-            mine.set_exception(exc)
-            raise
-        finally:
-            with self._lock:
-                del self._running[key]
-
-
-_IN_FLIGHT = _SingleFlight()
-
-
-def _rendered(
-    profile: str,
-    values: Mapping[str, Any],
-    chart_dir: str,
-    namespace: str,
-    placed: Mapping[str, str],
-    hit: CachedRender,
-) -> Rendered:
-    if hit.error is not None or hit.manifests is None:
-        err = hit.error or RenderFailure("no output")
-        template = (
-            template_repo_path(err.template, chart_dir, placed)
-            if err.template and "/" in err.template
-            else err.template
-        )
-        missing = is_dependency_missing(err.message)
-        error = RenderError(template, err.line, err.message, unavailable=missing)
-        return Rendered(profile, error=error, values=values)
-    try:
-        docs = parse_rendered(hit.manifests, chart_dir, namespace, placed)
-    except ManifestError as exc:
-        return Rendered(profile, error=RenderError(exc.template, exc.line, str(exc)), values=values)
-    # Here, while the other workers render: most checks read a render's pod templates.
-    pod_templates(docs)
-    return Rendered(profile, documents=docs, values=values)
 
 
 def render_error_entries(renders: ChartRenders) -> tuple[RenderErrorEntry, ...]:

@@ -1,0 +1,59 @@
+"""Other repositories a PR's references name, read by the Action as the App reads them
+(bot/app/links.py): looked up through the API, then mirrored over HTTPS from the clone URL GitHub
+gives (GitHub Enterprise Server's own host there), the workflow's token as a header.
+
+The rule is the App's (bot/app/link_policy.py) with the token standing in for the installation: a
+public repository is read; a private one only from a private PR repository of the same owner,
+since a check run is as public as its repository; and only what `links.repositories` allows. A
+workflow's own token sees no other private repository anyway: GitHub answers 404 there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from github import GithubException
+
+from bot.app.github.repo import RepoClient
+from bot.app.link_policy import LinkOpener
+from bot.app.links import read_linked
+from bot.engine.config import LinksConfig
+from bot.engine.context import LinkedRepo, RepoResolver
+from bot.engine.links import bounded, not_readable
+from bot.git.mirror import Mirrors
+from bot.git.repo import GitRepo
+
+log = logging.getLogger(__name__)
+
+
+def owner(full_name: str) -> str:
+    return full_name.split("/", 1)[0].lower()
+
+
+def token_links(
+    home: str,
+    token: str,
+    client_for: Callable[[str], RepoClient],
+    mirrors: Mirrors,
+    opened: list[GitRepo],
+) -> LinkOpener:
+    """The action's LinkOpener for the review of a PR in `home`; every repository opened is added
+    to `opened`, for the caller to close."""
+
+    def for_review(home_private: bool, config: LinksConfig) -> RepoResolver:
+        def open_one(name: str) -> LinkedRepo:
+            client = client_for(name)
+            try:
+                info = client.info()
+            except GithubException as exc:
+                log.info("cannot look up %s: GitHub answered %s", name, exc.status)
+                return not_readable(name)
+            if info.private and not (home_private and owner(name) == owner(home)):
+                log.info("not reading %s for this repository", name)
+                return not_readable(name)
+            return read_linked(mirrors, client, name, info, token, opened)
+
+        return bounded(open_one, config)
+
+    return for_review

@@ -1,0 +1,123 @@
+"""A side's remote dependencies, fetched: the archives that go under `charts/` in its render
+archive, and what the review says when one cannot be had.
+
+A dependency that cannot be fetched (offline, not allowed, unreachable, refused) leaves the chart
+unrendered on that side: a render error marked `unavailable`, which the render check says as "not
+reviewed", never as a failure of the chart and never as a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+
+from bot.engine.chart.dependencies import LocalChart, vendored
+from bot.engine.chart.files import dir_prefix, find_charts, read_chart_meta
+from bot.engine.chart.remote import RemoteDependency, base_repositories, remote_plan
+from bot.engine.config import DependenciesConfig
+from bot.engine.context import RenderError
+from bot.git.objects import Tree
+from bot.render.deps.fetcher import DependencyFetcher
+from bot.render.deps.policy import Access, FetchPolicy
+from bot.render.deps.request import DependencyRequest, Fetched, FetchError
+
+Fetch = Callable[[DependencyRequest], Fetched]
+_FETCH_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fetch")
+
+
+@dataclass(frozen=True)
+class FetchedDependencies:
+    # (path in the chart, content id, bytes): `charts/redis-17.3.0.tgz`, by the archive's sha256.
+    members: tuple[tuple[str, str, bytes], ...] = ()
+    stale: frozenset[str] = frozenset()  # vendored archives (repository paths) left out
+    versions: Mapping[str, str] | None = None  # subchart directory (`charts/redis/`) → version
+
+
+NOTHING = FetchedDependencies()
+
+
+def fetch_dependencies(
+    tree: Tree, charts: Sequence[LocalChart], fetch: Fetch | None
+) -> FetchedDependencies | RenderError:
+    """The side's dependencies from repositories, or the error that stops its build. Without a
+    `fetch` (a caller that renders only what is committed) nothing is fetched."""
+    plan = remote_plan(tree, charts)
+    if plan.error is not None:
+        return plan.error
+    members = []
+    versions = dict(committed_versions(tree, charts))
+    wanted = plan.wanted if fetch is not None else ()
+    # Side by side: a cold fetch is mostly waiting (a process starting, the network).
+    results = list(_FETCH_POOL.map(partial(_fetch_one, fetch), wanted)) if wanted else []
+    for dep, got in zip(wanted, results, strict=True):
+        if isinstance(got, FetchError):
+            return RenderError(dep.chart_yaml, dep.line, str(got), unavailable=True)
+        path = f"{dep.into}{dep.request.name}-{got.version}.tgz"
+        members.append((path, got.digest, got.data))
+        versions[f"{dep.into}{dep.request.name}/"] = got.version
+    return FetchedDependencies(tuple(members), plan.stale, versions)
+
+
+def _fetch_one(fetch: Fetch | None, dep: RemoteDependency) -> Fetched | FetchError:
+    assert fetch is not None
+    try:
+        return fetch(dep.request)
+    except FetchError as exc:
+        return exc
+
+
+def committed_versions(tree: Tree, charts: Sequence[LocalChart]) -> dict[str, str]:
+    """The version of every subchart the repository itself holds, by its directory in the
+    archive: `file://` ones and vendored ones, unpacked or packaged."""
+    found: dict[str, str] = {}
+    for chart in charts:
+        if chart.prefix:
+            meta = read_chart_meta(tree, chart.directory)
+            if meta is not None and meta.version:
+                found[chart.prefix] = meta.version
+        unpacked, packed = vendored(tree, chart.directory)
+        for name, (_, version) in packed.items():
+            found[f"{chart.prefix}charts/{name}/"] = version
+        for name in unpacked:
+            meta = read_chart_meta(tree, f"{dir_prefix(chart.directory)}charts/{name}")
+            if meta is not None and meta.version:
+                found[f"{chart.prefix}charts/{name}/"] = meta.version
+    return found
+
+
+class ReviewFetch:
+    """The review's `Fetch`: the fetcher under the review's policy, which is worked out (from the
+    config and the base's charts) only when some chart needs a dependency fetched."""
+
+    def __init__(
+        self,
+        fetcher: DependencyFetcher,
+        config: DependenciesConfig,
+        base: Tree,
+        offline: bool = False,
+    ) -> None:
+        self.fetcher, self.config, self.base, self.offline = fetcher, config, base, offline
+        self._policy: FetchPolicy | None = None
+
+    def __call__(self, request: DependencyRequest) -> Fetched:
+        return self.fetcher.fetch(request, self.policy)
+
+    @property
+    def policy(self) -> FetchPolicy:
+        if self._policy is None:
+            self._policy = review_policy(self.config, self.base, self.offline)
+        return self._policy
+
+
+def review_policy(config: DependenciesConfig, base: Tree, offline: bool = False) -> FetchPolicy:
+    configured = config.repositories is not None
+    if config.repositories is not None:
+        allowed = tuple(Access(r.url, r.name, r.registry_config) for r in config.repositories)
+    else:
+        allowed = tuple(Access(url) for url in base_repositories(base, find_charts(base)))
+    why = "--offline was given" if offline else "dependencies.offline is set in the config"
+    return FetchPolicy(
+        allowed, offline or config.offline, f"fetching is off ({why})", configured=configured
+    )

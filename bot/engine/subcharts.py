@@ -1,0 +1,29 @@
+"""Findings about a subchart's objects say so: which dependency the template belongs to, and,
+when the PR moved that dependency's version, that the change came with the bump. A reviewer
+reading "the redis container lost its limits" must know the PR did not edit redis's templates:
+it bumped redis."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from bot.engine.context import ChartRenders
+from bot.engine.report import Finding
+
+
+def attribute_subcharts(
+    findings: Iterable[Finding], charts: Sequence[ChartRenders]
+) -> list[Finding]:
+    by_path = {c.path: c for c in charts}
+    out = []
+    for finding in findings:
+        chart = by_path.get(finding.chart or "")
+        sub = chart.subchart(finding.path) if chart is not None else None
+        if sub is None:
+            out.append(finding)
+            continue
+        data = {**finding.data, "subchart": {"name": sub.name, "base": sub.base, "head": sub.head}}
+        said = f"subchart {sub.name}" + (f", {sub.bump}" if sub.bump else "")
+        out.append(replace(finding, message=f"{finding.message} ({said})", data=data))
+    return out

@@ -1,0 +1,147 @@
+"""The `lint` check: `helm lint` per profile, as chart-testing's `ct lint` runs it
+(`helm lint CHART --values ci/X-values.yaml`), said only for what the PR changed.
+
+An error new at head is a failure, a warning new at head a warning; a message the base has too
+(same profile, file and text, its line numbers aside: a line moved is the same message) is folded
+as pre-existing; Helm's info messages (`icon is recommended`) are not said. Where the render of a
+profile failed, the render check already says so: lint's errors there (the same template or schema
+error, said again) are left to it. A chart nothing could be checked on (tree refused, a dependency
+the review does not have, no profile rendering, a library chart) gets no lint findings either."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bot.engine.chart.files import read_chart_meta
+from bot.engine.check import Check
+from bot.engine.context import (
+    LINT_CHECK,
+    ChartContext,
+    ChartRenders,
+    LintMessage,
+    LintSeverity,
+    Rendered,
+)
+from bot.engine.report import Finding, Severity
+from checks.kit.delta import Issue, compare
+
+NAME = LINT_CHECK
+ERROR, WARNING = "error", "warning"
+# An error on a profile the base could not render: lint there stopped at the render's failure, so
+# whether the base had this error too is unknown.
+ERROR_BASE_UNRENDERED = "error-base-not-rendered"
+SEVERITY = {
+    ERROR: Severity.FAILURE,
+    WARNING: Severity.WARNING,
+    ERROR_BASE_UNRENDERED: Severity.WARNING,
+}
+_RULES = {LintSeverity.ERROR: ERROR, LintSeverity.WARNING: WARNING}
+_ARTICLE = {"error": "an", "warning": "a"}
+# Line and column numbers in Helm's text (`d.yaml:13:17`, `yaml: line 6`): not part of what a
+# message is, so that an edit above it does not make it new.
+_LINE_RE = re.compile(r"(\.(?:ya?ml|tpl|json|txt)):\d+(?::\d+)?|\bline \d+")
+
+
+def run(ctx: ChartContext) -> list[Finding]:
+    r = ctx.chart
+    if not _reviewed(ctx):
+        return []
+    head: dict[str, list[Issue] | None] = {}
+    base: dict[str, list[Issue] | None] = {}
+    for profile, rendered in sorted(r.head.items()):
+        known = _at_base(r, profile)
+        if rendered.lint is None or known is None:
+            continue  # not linted on one side: nothing to compare
+        if rendered.error is not None and rendered.error.unavailable:
+            continue  # a dependency the review does not have: not looked at (the render check)
+        masked = _base_unrendered(r, profile)
+        head[profile] = _issues(r.path, rendered, masked, skip_errors=rendered.error is not None)
+        base[profile] = _issues(r.path, Rendered(profile, lint=known), masked, skip_errors=False)
+    return compare(NAME, r.path, base, head, SEVERITY)
+
+
+def _reviewed(ctx: ChartContext) -> bool:
+    """As the render check says a chart was not reviewed: then lint has nothing to add either."""
+    r = ctx.chart
+    if not r.head or "head" in r.refused:
+        return False
+    if all(rendered.error is not None for rendered in r.head.values()):
+        return False
+    meta = read_chart_meta(ctx.head, r.path)
+    return meta is None or meta.chart_type != "library"
+
+
+def _at_base(r: ChartRenders, profile: str) -> tuple[LintMessage, ...] | None:
+    """What the head's messages on `profile` are compared with: the base's on the same profile; on
+    a profile the PR adds, every base profile's (what fails everywhere at base is not the PR's);
+    nothing for a chart the PR adds. None when the base was not linted there."""
+    if profile in r.base:
+        return r.base[profile].lint
+    if not r.base:
+        return ()
+    linted = [rendered.lint for rendered in r.base.values() if rendered.lint is not None]
+    return tuple(m for lint in linted for m in lint) if linted else None
+
+
+def _base_unrendered(r: ChartRenders, profile: str) -> bool:
+    rendered = r.base.get(profile)
+    return rendered is not None and rendered.error is not None
+
+
+def _issues(chart: str, rendered: Rendered, masked: bool, skip_errors: bool) -> list[Issue]:
+    out = []
+    for message in rendered.lint or ():
+        rule = _RULES.get(message.severity)
+        if rule is None or (skip_errors and rule == ERROR):
+            continue  # info, or the render check's to say
+        if masked and rule == ERROR:
+            rule = ERROR_BASE_UNRENDERED
+        out.append(_issue(chart, rule, message))
+    return out
+
+
+def _issue(chart: str, rule: str, message: LintMessage) -> Issue:
+    text = " ".join(message.message.split())
+    where = message.path or chart
+    at = f"{where} line {message.line}" if message.line else where
+    kind = "error" if rule != WARNING else "warning"
+    note = (
+        " The base did not render on this profile, so whether it had this too is not known."
+        if rule == ERROR_BASE_UNRENDERED
+        else ""
+    )
+    return Issue(
+        rule=rule,
+        subject=where,
+        container=None,
+        detail=_LINE_RE.sub(r"\1", text),
+        title=f"{chart}: helm lint {kind} in {at}",
+        message=f"`helm lint` reports {_ARTICLE[kind]} {kind} in {at}: {text}{note}",
+        path=message.path,
+        line=message.line,
+    )
+
+
+def explain(ctx: ChartContext) -> list[str]:
+    """What lint said that the check does not report: info messages, profiles not compared."""
+    r = ctx.chart
+    if not _reviewed(ctx):
+        return [f"{r.path}: lint not compared: the chart was not reviewed"]
+    lines = []
+    for profile, rendered in sorted(r.head.items()):
+        if rendered.lint is None or _at_base(r, profile) is None:
+            lines.append(f"{r.path} profile {profile}: not linted at base or head")
+            continue
+        lines += [
+            f"{r.path} profile {profile}: helm lint info, not reported: {m.message}"
+            for m in _infos(rendered.lint)
+        ]
+    return lines
+
+
+def _infos(messages: Iterable[LintMessage]) -> list[LintMessage]:
+    return [m for m in messages if m.severity == LintSeverity.INFO]
+
+
+CHECK = Check(NAME, "Lint", run, "chart", explain=explain, quiet=True)

@@ -1,0 +1,194 @@
+"""The lint check (checks/lint.py): `helm lint` per profile as ct lint runs it, through the engine
+on real git repositories and real Helm, said only for what the PR changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.engine.context import LintSeverity
+from bot.engine.report import Finding, Report
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm
+from checks import REGISTRY
+from tests.support.gitbuilder import GitBuilder
+
+CHART = "apiVersion: v2\nname: web\nversion: {version}\nicon: https://example.test/web.png\n"
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+spec:
+  {{- if .Values.selector }}
+  selector:
+    matchLabels: {app: web}
+  {{- end }}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+"""
+SERVICE = """apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Values.serviceName }}
+spec:
+  ports: [{port: 80}]
+"""
+# Helm lints as release `test-release`, the review renders `release`: a branch taken only for test
+# releases that includes a helper nobody defined fails under lint only, naming template and line.
+TEST_RELEASE_ONLY = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-test
+data:
+  {{- if hasPrefix "test-" .Release.Name }}
+  port: {{ include "web.testPort" . }}
+  {{- end }}
+"""
+VALUES = "selector: true\nserviceName: web\n"
+NO_SELECTOR = "selector: false\n"
+
+
+def repo(tmp_path: Path, extra: dict[str, str] | None = None) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    files = {
+        "web/Chart.yaml": CHART.format(version="1.0.0"),
+        "web/values.yaml": VALUES,
+        "web/templates/deployment.yaml": DEPLOYMENT,
+        "web/templates/service.yaml": SERVICE,
+        "web/ci/eks-values.yaml": "{}\n",
+        "web/ci/gke-values.yaml": "{}\n",
+        **(extra or {}),
+    }
+    for path, text in files.items():
+        g.write(path, text)
+    return g.commit("web 1.0.0")
+
+
+def pr(g: GitBuilder, files: dict[str, str]) -> GitBuilder:
+    g.branch("pr").write("web/Chart.yaml", CHART.format(version="1.0.1"))
+    for path, text in files.items():
+        g.write(path, text)
+    return g.commit("change")
+
+
+def review(g: GitBuilder) -> Report:
+    """Offline: a dependency from charts.example.test is not fetched (tests reach only loopback)."""
+    engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
+    return engine.review(ReviewInput(base="develop", head="pr", offline=True)).report
+
+
+def lint(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.check == "lint"]
+
+
+def test_an_error_new_at_head_fails_naming_profile_file_and_line(tmp_path: Path) -> None:
+    g = pr(repo(tmp_path), {"web/templates/ports.yaml": TEST_RELEASE_ONLY})
+    (finding,) = lint(review(g))
+    assert (finding.severity, finding.rule, finding.profile) == ("failure", "error", "eks, gke")
+    assert (finding.path, finding.line) == ("web/templates/ports.yaml", 7)
+    assert finding.title == "web: helm lint error in web/templates/ports.yaml line 7 on eks, gke"
+    assert finding.message.startswith(
+        "profiles eks, gke: `helm lint` reports an error in web/templates/ports.yaml line 7: "
+    )
+    assert 'no template "web.testPort" associated' in finding.message
+    assert not finding.preexisting
+
+
+def test_the_same_error_at_base_is_folded_even_when_its_line_moved(tmp_path: Path) -> None:
+    g = repo(tmp_path, {"web/templates/ports.yaml": TEST_RELEASE_ONLY})
+    g = pr(g, {"web/templates/ports.yaml": "{{/* a comment above */}}\n\n" + TEST_RELEASE_ONLY})
+    (finding,) = lint(review(g))
+    assert (finding.severity, finding.preexisting, finding.line) == ("notice", True, 9)
+    assert finding.title.endswith("on eks, gke (already at base)")
+    assert finding.message.endswith("Already so at base, so not this PR's doing.")
+
+
+def test_a_warning_new_at_head_is_a_warning(tmp_path: Path) -> None:
+    g = pr(repo(tmp_path), {"web/ci/gke-values.yaml": "serviceName: Web_Service\n"})
+    (finding,) = lint(review(g))
+    assert (finding.severity, finding.rule, finding.profile) == ("warning", "warning", "gke")
+    assert (finding.path, finding.line) == ("web/templates/service.yaml", None)
+    assert 'object name does not conform to Kubernetes naming requirements: "Web_Service"' in (
+        finding.message
+    )
+
+
+def test_info_messages_are_not_said(tmp_path: Path) -> None:
+    # Dropping the icon makes Helm say `icon is recommended` (info) at head only.
+    g = pr(repo(tmp_path), {"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.1\n"})
+    report = review(g)
+    head = report_renders(g)["eks"]
+    assert any(m.message == "icon is recommended" for m in head.lint or ())
+    assert lint(report) == []
+
+
+def test_only_the_profile_with_the_error_is_named(tmp_path: Path) -> None:
+    g = pr(repo(tmp_path), {"web/ci/gke-values.yaml": NO_SELECTOR})
+    (finding,) = lint(review(g))
+    assert (finding.severity, finding.profile, finding.path) == (
+        "failure",
+        "gke",
+        "web/templates/deployment.yaml",
+    )
+    assert finding.message == (
+        "profile gke: `helm lint` reports an error in web/templates/deployment.yaml: a Deployment "
+        'must contain matchLabels or matchExpressions, and "test-release-web" does not'
+    )
+
+
+def test_a_profile_the_pr_adds_is_compared_with_the_base_profiles(tmp_path: Path) -> None:
+    g = repo(tmp_path, {"web/values.yaml": NO_SELECTOR + "serviceName: web\n"})
+    g = pr(g, {"web/ci/aks-values.yaml": "{}\n"})
+    findings = lint(review(g))
+    # Every profile lacks the selector, at base too: the added profile is not blamed for it.
+    assert [(f.severity, f.profile, f.preexisting) for f in findings] == [
+        ("notice", "aks, eks, gke", True)
+    ]
+
+
+def test_a_render_failure_is_not_said_twice(tmp_path: Path) -> None:
+    broken = SERVICE + "  clusterIP: {{ .Values.missing.ip }}\n"
+    g = pr(repo(tmp_path), {"web/templates/service.yaml": broken})
+    report = review(g)
+    render = [f for f in report.findings if f.check == "render" and f.rule == "head-fails"]
+    assert [(f.severity, f.path, f.line) for f in render] == [
+        ("failure", "web/templates/service.yaml", 7)
+    ]
+    # Lint did find it (the same template error), and leaves it to the render check.
+    head = report_renders(g)["eks"]
+    assert [m.path for m in head.lint or () if m.severity == LintSeverity.ERROR] == [
+        "web/templates/service.yaml"
+    ]
+    assert lint(report) == []
+
+
+def test_a_chart_whose_dependency_is_unavailable_gets_no_lint_findings(tmp_path: Path) -> None:
+    dependency = (
+        "dependencies:\n  - name: redis\n    version: 1.0.0\n"
+        "    repository: https://charts.example.test\n"
+    )
+    g = pr(repo(tmp_path), {"web/Chart.yaml": CHART.format(version="1.0.1") + dependency})
+    report = review(g)
+    assert {f.rule for f in report.findings if f.check == "render"} >= {"not-reviewed"}
+    assert lint(report) == []
+
+
+def test_disabled_in_the_config_it_does_not_run(tmp_path: Path) -> None:
+    config = "checks:\n  lint:\n    enabled: false\n"
+    g = repo(tmp_path, {".github/chart-review.yml": config})
+    report = review(pr(g, {"web/ci/gke-values.yaml": NO_SELECTOR}))
+    assert lint(report) == []
+    assert "lint" not in report.checks_run
+
+
+def report_renders(g: GitBuilder) -> dict[str, object]:
+    """The head's renders of the chart, by profile, as the checks read them."""
+    engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
+    (chart,) = engine.review(ReviewInput(base="develop", head="pr", offline=True)).context.charts
+    return dict(chart.head)

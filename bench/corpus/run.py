@@ -105,10 +105,15 @@ def replay(entry: dict[str, Any], clone: Path, out: Path) -> dict[str, Any]:
     return result
 
 
+# Notices triaged all the same: a stale comment is only ever a notice, and its truth is the
+# check's whole point.
+TRIAGED_NOTICES = frozenset({"comments"})
+
+
 def fired(repo: str, result: dict[str, Any]) -> Iterator[Fired]:
     for change in result["changes"]:
         for f in (change["report"] or {}).get("findings", []):
-            if f["severity"] in ("failure", "warning"):
+            if f["severity"] in ("failure", "warning") or f["check"] in TRIAGED_NOTICES:
                 yield Fired(
                     repo,
                     change["commit"],
@@ -205,6 +210,16 @@ def print_figures(
             if f.severity == severity and (v.true if v is not None else None) is true
         )
 
+    every = [f for c in changes for f in (c["report"] or {}).get("findings", [])]
+    offered = sum(1 for f in every if "verified_on" in (f.get("data") or {}).get("suggestion", {}))
+    refused = sum(1 for f in every if "suggestion_refused" in (f.get("data") or {}))
+    def count_check(check: str, true: bool | None) -> int:
+        return sum(
+            1
+            for f, v in judged.items()
+            if f.check == check and (v.true if v is not None else None) is true
+        )
+
     reviewed = sum(r["summary"]["reviewed"] for r in done.values())
     not_reviewed = sum(1 for c in changes if c["verdict"] == "not-reviewed")
     seconds = [c["seconds"] for c in changes]
@@ -219,6 +234,10 @@ def print_figures(
           f"({100 * false_warnings / max(reviewed, 1):.1f}% of reviewed changes), "
           f"{count('warning', None)} untriaged")
     print(f"changes with a chart not reviewed: {not_reviewed}")
+    for check in ("duplicates", "comments"):
+        print(f"{check}: {count_check(check, True)} true, {count_check(check, False)} false, "
+              f"{count_check(check, None)} untriaged")
+    print(f"suggestions: {offered} offered (each verified by a render), {refused} refused")
     print(f"tool errors: {len(errors)}")
     if seconds:
         print(f"time: {sum(seconds):.1f} s reviewing, median {statistics.median(seconds):.2f} s")

@@ -7,6 +7,7 @@ and keeps each within GitHub's limits (tests/fixtures/github/rest-limits.md).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,6 +27,7 @@ from bot.engine.markdown import (
 )
 from bot.engine.markdown_safe import code, inline, prose
 from bot.engine.report import Finding, Report, Severity, icon
+from bot.engine.suggestion import Suggestion
 
 CHECK_RUN_PREFIX = "chart-review/"
 MAX_OUTPUT_CHARS = 65535  # output.summary and output.text, each (checks/create)
@@ -84,6 +86,8 @@ class InlineComment:
     path: str
     line: int
     body: str
+    # A multi-line comment (a suggestion replacing several lines) starts here; None: one line.
+    start_line: int | None = None
 
 
 def run_name(check: str) -> str:
@@ -362,6 +366,36 @@ def inline_body(f: Finding) -> str:
     return fit("\n\n".join(p for p in parts if p), MAX_COMMENT_CHARS)
 
 
+def suggestion_block(s: Suggestion) -> str:
+    """GitHub's suggested change: the replacement lines in a ```suggestion fence, longer than any
+    backtick run they hold so that none closes it."""
+    fence = "`" * max((len(run) + 1 for run in re.findall("`{3,}", s.replacement)), default=3)
+    return f"{fence}suggestion\n{s.replacement}{fence}"
+
+
+def _suggested(f: Finding, changed: frozenset[int]) -> Suggestion | None:
+    """The finding's verified suggestion, when every line it replaces is in the PR's diff (GitHub
+    refuses a suggestion elsewhere, and the whole review with it)."""
+    s = Suggestion.from_data(f.data)
+    if s is None or s.path != f.path or not set(range(s.start_line, s.line + 1)) <= changed:
+        return None
+    return s
+
+
+def inline_comment(f: Finding, changed: frozenset[int]) -> InlineComment | None:
+    """The comment for `f`, on its line or, with a suggested change, on the lines it replaces."""
+    assert f.path is not None
+    s = _suggested(f, changed)
+    if s is not None:
+        body = fit(f"{inline_body(f)}\n\n{suggestion_block(s)}", MAX_COMMENT_CHARS)
+        if body.endswith(suggestion_block(s)):  # a cut suggestion would apply half a fix
+            start = s.start_line if s.start_line != s.line else None
+            return InlineComment(f.path, s.line, body, start)
+    if not f.line or f.line not in changed:
+        return None
+    return InlineComment(f.path, f.line, inline_body(f))
+
+
 def inline_comments(
     report: Report,
     changed_lines: Mapping[str, frozenset[int]],
@@ -372,10 +406,11 @@ def inline_comments(
     seen = set(already)
     comments = []
     for f in report.findings:
-        if not f.path or not f.line or f.line not in changed_lines.get(f.path, frozenset()):
+        comment = inline_comment(f, changed_lines.get(f.path, frozenset())) if f.path else None
+        if comment is None:
             continue
-        key = (f.path, f.line, inline_body(f))
+        key = (comment.path, comment.line, comment.body)
         if key not in seen:
             seen.add(key)
-            comments.append(InlineComment(*key))
+            comments.append(comment)
     return comments

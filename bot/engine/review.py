@@ -44,6 +44,7 @@ from bot.engine.report import (
     sort_findings,
 )
 from bot.engine.subcharts import attribute_subcharts
+from bot.engine.suggestions import verify_suggestions
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
@@ -269,6 +270,7 @@ class Engine:
             findings += self.run_check(check, ctx, chart_data, explanations if explain else None)
             self.timings.add(check.name, time.perf_counter() - c0)
         self.timings.checks += time.perf_counter() - t1
+        findings = verify_suggestions(findings, ctx, settings, self.registry)  # renders, too
         findings = attribute_subcharts(findings, charts)
 
         summaries = tuple(

@@ -23,6 +23,7 @@ from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import container_line, key_pattern, kind_line
 from checks.probes.model import ContainerFacts, Ports, Probe, facts
+from checks.probes.suggest import suggest
 
 NAME = "probes"
 PORT, ENV_PORT, FORBIDDEN, CHANGED = "probe-port", "env-port", "forbidden-probe", "probe-changed"
@@ -76,7 +77,8 @@ def run(ctx: ChartContext) -> list[Finding]:
     changed = {
         p: _changes(ctx.head, chart.base[p], r) for p, r in chart.head.items() if p in chart.base
     }
-    findings = compare(NAME, chart.path, base, head, SEVERITY)
+    found = compare(NAME, chart.path, base, head, SEVERITY)
+    findings = [suggest(ctx, f) if f.rule == PORT else f for f in found]
     return findings + changes_only(NAME, chart.path, changed, SEVERITY)
 
 

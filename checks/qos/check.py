@@ -17,6 +17,7 @@ from checks.qos.compare import PodView, changes, classify, pods
 from checks.qos.findings import bad_quantity_finding, change_finding, profile_finding, quota_finding
 from checks.qos.quota import QuotaGap, quota_gaps
 from checks.qos.section import section
+from checks.qos.suggest import suggest
 
 __all__ = [
     "CHECK",
@@ -71,7 +72,7 @@ def _profile(ctx: ChartContext, chart: ChartRenders, profile: str) -> list[Findi
         findings.append(profile_finding(profile, chart.path, base, added=False))
     elif base is not None and head is not None:
         findings += [
-            change_finding(change, profile, chart.path, ctx.head, ctx.base)
+            suggest(ctx, change_finding(change, profile, chart.path, ctx.head, ctx.base))
             for change in changes(base, head)
         ]
     return findings

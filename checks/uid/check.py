@@ -25,6 +25,7 @@ from checks.uid.access import pod_account
 from checks.uid.admission import Admission, admit
 from checks.uid.profiles import WHY_MARKED, assigned_uid_reason, chart_defaults
 from checks.uid.scc import ROOT
+from checks.uid.suggest import suggest
 
 NAME = "uid"
 PINNED = "pinned-uid"
@@ -60,7 +61,8 @@ def run(ctx: ChartContext) -> list[Finding]:
     )
     base = {p: _issues(ctx.base, chart, r, base_defaults) for p, r in chart.base.items()}
     head = {p: _issues(ctx.head, chart, r, head_defaults) for p, r in chart.head.items()}
-    return compare(NAME, chart.path, base, head, SEVERITY)
+    found = compare(NAME, chart.path, base, head, SEVERITY)
+    return [suggest(ctx, f) if f.rule == PINNED else f for f in found]
 
 
 def _issues(

@@ -27,6 +27,7 @@ from bot.versions.claims import (
 )
 from bot.versions.practice import Practice, chart_practice
 from checks.version import findings
+from checks.version.suggest import suggest
 
 NAME = "version"
 # The verdicts whose severity depends on whether the repository bumps per change: the others (an
@@ -87,10 +88,10 @@ def run(ctx: ChartContext) -> list[Finding]:
     found = findings.notices(a)
     main = findings.verdict_finding(ctx, a)
     if main is not None:
-        found.append(main)
+        found.append(suggest(ctx, a, main))
     drift = findings.app_version_finding(a)
     if drift is not None:
-        found.append(drift)
+        found.append(suggest(ctx, a, drift))
     return found
 
 

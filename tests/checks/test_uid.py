@@ -81,6 +81,9 @@ def message(who: str, uid: int, why: str, refusals: str = "") -> str:
 def test_a_container_pinning_runasuser_on_a_marked_profile_fails(tmp_path: Path) -> None:
     head = files(web="runAsUser: 1000")
     found = review_pr(tmp_path, files(), head, "uid", MARKED)
+    pinned = line_of(head, template("web.yaml"), "runAsUser: 1000")
+    # The line's removal is offered, verified by a render of the patched head on oc.
+    remove = {"path": template("web.yaml"), "start_line": pinned, "line": pinned, "replacement": ""}
     assert found == [
         Finding(
             check="uid",
@@ -101,6 +104,7 @@ def test_a_container_pinning_runasuser_on_a_marked_profile_fails(tmp_path: Path)
                 "run_as_user": 1000,
                 "reason": WHY_MARKED,
                 "scc": "restricted-v2",
+                "suggestion": {**remove, "verified_on": ["oc"]},
             },
         )
     ]

@@ -60,6 +60,14 @@ def test_identical_bump_to_develops_merges_cleanly_and_is_a_failure(scenario: Sc
         "released": "client-1.9.59",
         "since": since,
         "since_pr": 101,
+        # Proposed by the check (the engine verifies it by re-rendering): version and appVersion,
+        # which this repository keeps equal.
+        "suggestion": {
+            "path": "client/Chart.yaml",
+            "start_line": 5,
+            "line": 6,
+            "replacement": 'version: 1.9.61\nappVersion: "1.9.61"\n',
+        },
     }
     assert finding.title == "client: develop is at 1.9.59; take 1.9.61"
     assert finding.message.startswith(f"develop is at 1.9.59 since #101 ({since[:7]})")

@@ -293,7 +293,18 @@ class RepoClient:
             "body": body,
             "event": REVIEW_EVENT,
             "comments": [
-                {"path": c.path, "line": c.line, "side": REVIEW_SIDE, "body": c.body}
+                {
+                    "path": c.path,
+                    "line": c.line,
+                    "side": REVIEW_SIDE,
+                    "body": c.body,
+                    # A multi-line suggestion replaces start_line..line, as GitHub applies it.
+                    **(
+                        {"start_line": c.start_line, "start_side": REVIEW_SIDE}
+                        if c.start_line
+                        else {}
+                    ),
+                }
                 for c in comments
             ],
         }

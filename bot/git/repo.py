@@ -510,6 +510,20 @@ class GitTree:
         data = self.read(path)
         return None if data is None else data.decode("utf-8", errors="replace")
 
+    def read_many(self, paths: Sequence[str]) -> list[bytes | None]:
+        """`read` of each path, the blobs in one request to the long-lived cat-file: an index of
+        every file of a tree (checks/headings/index.py) reads thousands at once."""
+        listing = self.repo.listing(self.commit)
+        entries = [listing.get(p) for p in paths]
+        wanted = [
+            e.oid for e in entries if e is not None and e.kind == "blob" and e.mode != SYMLINK
+        ]
+        blobs = iter(self.repo.blobs(wanted))
+        return [
+            next(blobs) if e is not None and e.kind == "blob" and e.mode != SYMLINK else None
+            for e in entries
+        ]
+
     def paths(self, prefix: str = "") -> tuple[str, ...]:
         lead = prefix.rstrip("/") + "/" if prefix not in ("", ".") else ""
         listing = self.repo.listing(self.commit)

@@ -15,6 +15,7 @@ from bot.engine.context import Context, OpenPR
 from bot.engine.report import Finding, Severity
 from bot.git.objects import ChangedFile, GitView
 from checks.headings.files import TreeFiles, readable_text
+from checks.headings.index import tree_index
 from checks.headings.mdlinks import AnchorLink, anchor_links
 from checks.headings.messages import ANCHOR_HINT, MESSAGES, NO_ANCHOR_HINT, finding
 from checks.headings.removals import head_line, pr_texts
@@ -248,7 +249,8 @@ def _linking_lines(ctx: Context, head: TreeFiles, gone: list[Gone]) -> dict[Gone
     wanted = {(g.path, g.anchor.name.lower()): g for g in gone}
     needles = {"#" + name for _, name in wanted}
     linked: dict[Gone, list[str]] = {g: [] for g in gone}
-    for path in sorted(head.paths):
+    index = tree_index(ctx.head, ctx.base, ctx.changes)
+    for path in sorted(index.may_link(name for _, name in wanted) & head.paths):
         text = readable_text(ctx.head, path)
         if text is None or not any(n in text.lower() for n in needles):
             continue

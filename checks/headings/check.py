@@ -18,7 +18,7 @@ from bot.engine.check import Check
 from bot.engine.context import Context
 from bot.engine.report import Finding
 from checks.headings.anchors import review_anchors
-from checks.headings.files import TreeFiles, readable_text
+from checks.headings.files import TreeFiles, readable_text, tree_paths
 from checks.headings.messages import (
     AS_TEXT,
     CHECK_NAME,
@@ -127,7 +127,7 @@ def _contains(quote: str, heading: str) -> bool:
 
 
 def _references(ctx: Context, head: TreeFiles) -> Iterator[Seen]:
-    base_paths = frozenset(ctx.base.paths())
+    base_paths = tree_paths(ctx.base)
     for change in ctx.changes:
         text = readable_text(ctx.head, change.path) if change.added_lines else None
         if change.status == "D" or text is None:

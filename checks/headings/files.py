@@ -8,20 +8,41 @@ import re
 from collections.abc import Iterable
 
 from bot.git.objects import Tree
+from bot.lru import IdentityMemo
 from checks.headings.slugs import Anchor, anchors
 from checks.headings.text import Heading, find_headings, is_markdown
 
 # Files larger than this are data, not prose or code a person annotates; skipping them bounds the
 # cost of the whole-tree scan that a removed heading triggers.
 MAX_TEXT_BYTES = 1_000_000
+# Trees whose paths are kept by the tree object: a review lists each of its two trees several times
+# (its files, its index, the names a reference may mean), and a listing of 3,000 paths costs 10 ms.
+MAX_LISTED_TREES = 8
+
+_PATHS: IdentityMemo[Tree, frozenset[str]] = IdentityMemo(MAX_LISTED_TREES)
+
+
+def tree_paths(tree: Tree) -> frozenset[str]:
+    """Every file path of the tree (a tree does not change once read)."""
+    return _PATHS.get_or_make(tree, lambda t: frozenset(t.paths()))
+
+
+def readable_data(tree: Tree, path: str) -> bytes | None:
+    """The file's bytes, or None when it is missing, binary (holds a NUL byte) or too large."""
+    return readable(tree.read(path))
+
+
+def readable(data: bytes | None) -> bytes | None:
+    """`data` if it is a file the check reads (`readable_data`), else None."""
+    if data is None or len(data) > MAX_TEXT_BYTES or b"\0" in data:
+        return None
+    return data
 
 
 def readable_text(tree: Tree, path: str) -> str | None:
-    """The file as text, or None when it is missing, binary (holds a NUL byte) or too large."""
-    data = tree.read(path)
-    if data is None or len(data) > MAX_TEXT_BYTES or b"\0" in data:
-        return None
-    return data.decode("utf-8", errors="replace")
+    """The file as text, or None when it is missing, binary or too large (`readable_data`)."""
+    data = readable_data(tree, path)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def heading_pattern(texts: Iterable[str]) -> re.Pattern[str]:
@@ -37,10 +58,9 @@ class TreeFiles:
 
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
-        self.paths = frozenset(tree.paths())
-        self._by_basename: dict[str, list[str]] = {}
-        for path in sorted(self.paths):
-            self._by_basename.setdefault(posixpath.basename(path), []).append(path)
+        self.paths = tree_paths(tree)
+        # Built on the first ask for a name that is no path of the tree: many reviews make none.
+        self._by_basename: dict[str, list[str]] | None = None
         self._headings: dict[str, tuple[Heading, ...]] = {}
         self._anchors: dict[str, tuple[Anchor, ...]] = {}
 
@@ -53,9 +73,18 @@ class TreeFiles:
             relative = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), name))
             if relative in self.paths:
                 return (relative,)
+        same_name = self._basenames().get(posixpath.basename(name), [])
         if "/" not in name:
-            return tuple(self._by_basename.get(name, ()))
-        return tuple(sorted(p for p in self.paths if p.endswith("/" + name)))
+            return tuple(same_name)
+        # A path ending in `/a/b.md` is named `b.md`: the basename narrows, the suffix decides.
+        return tuple(p for p in same_name if p.endswith("/" + name))
+
+    def _basenames(self) -> dict[str, list[str]]:
+        if self._by_basename is None:
+            self._by_basename = {}
+            for path in sorted(self.paths):
+                self._by_basename.setdefault(posixpath.basename(path), []).append(path)
+        return self._by_basename
 
     def headings(self, path: str) -> tuple[Heading, ...]:
         if path not in self._headings:

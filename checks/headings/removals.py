@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from bot.engine.context import Context, PullRequestInfo
 from bot.git.objects import ChangedFile, Tree
-from checks.headings.files import TreeFiles, heading_pattern, readable_text
+from checks.headings.files import TreeFiles, heading_pattern, readable_text, tree_paths
+from checks.headings.index import TreeIndex, tree_index
 from checks.headings.refs import FileRef, Reference, references
 from checks.headings.text import comment_heading, find_headings
 from checks.headings.units import file_units
@@ -79,7 +80,7 @@ def quoting_files(
     are references the forward check resolves and reports)."""
     added = {c.path: c.added_lines for c in ctx.changes}
     pattern = heading_pattern({r.text for r in removals})
-    base_paths = frozenset(ctx.base.paths())
+    base_paths = tree_paths(ctx.base)
     known = base_paths | {posixpath.basename(p) for p in base_paths}
     quoted: dict[Removal, list[Referrer]] = {r: [] for r in removals}
 
@@ -88,7 +89,8 @@ def quoting_files(
             return False
         return bool(files.candidates(file.path)) or file.path in known
 
-    for path in sorted(files.paths):
+    index = tree_index(ctx.head, ctx.base, ctx.changes)
+    for path in sorted(index.may_quote(r.text for r in removals) & files.paths):
         text = readable_text(ctx.head, path)
         if text is None or not pattern.search(text):
             continue
@@ -136,7 +138,7 @@ def paired_halves(
     paired = [r for r in removals if comment_heading(r.text) == r.text]
     if not paired:
         return {}
-    holders = _holders_at_base(ctx.base, {r.text for r in paired})
+    holders = _holders_at_base(ctx.base, tree_index(ctx.base), {r.text for r in paired})
     halves: dict[Removal, tuple[str, int]] = {}
     for removal in paired:
         paths = holders.get(removal.text, set())
@@ -149,10 +151,10 @@ def paired_halves(
     return halves
 
 
-def _holders_at_base(base: Tree, texts: set[str]) -> Mapping[str, set[str]]:
+def _holders_at_base(base: Tree, index: TreeIndex, texts: set[str]) -> Mapping[str, set[str]]:
     pattern = heading_pattern(texts)
     holders: dict[str, set[str]] = {}
-    for path in base.paths():
+    for path in index.may_quote(texts):
         text = readable_text(base, path)
         if text is None or not pattern.search(text):
             continue

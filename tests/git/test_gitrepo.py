@@ -85,3 +85,15 @@ def test_an_archive_holds_what_tarfile_would_write(tmp_path: Path) -> None:
         )
         for p, e in listing.items()
     }
+
+
+def test_read_many_reads_as_read_does_in_one_request(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    g.write("a.md", "# A\n").write("docs/b.md", "# B\n").write("docs/c.md", "# A\n")
+    g.symlink("link.md", "a.md").commit("docs")
+    tree = GitRepo(g.path).tree("develop")
+    paths = ["docs/b.md", "missing.md", "a.md", "link.md", "docs", "docs/c.md"]
+    # A symlink, a directory and a path that is not there read as None, as `read` has them.
+    assert tree.read_many(paths) == [tree.read(p) for p in paths]
+    assert tree.read_many(paths) == [b"# B\n", None, b"# A\n", None, None, b"# A\n"]
+    assert tree.read_many([]) == []

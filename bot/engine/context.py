@@ -66,6 +66,8 @@ class RenderError:
 
 # The check that reads `Rendered.lint`: the engine lints only when it will run (lint is costly).
 LINT_CHECK = "lint"
+# The check that reads `Context.other_renders`: other PRs are rendered only when it will run.
+DUPLICATES_CHECK = "duplicates"
 
 
 class LintSeverity(StrEnum):
@@ -165,6 +167,9 @@ class Context:
     links: RepoResolver = no_links
     release_name: str = "release"
     namespace: str = "default"
+    # Other open PRs' renders (head sha → their renders of charts under review that they touch,
+    # measured from this review's base): bot/engine/other_renders.py says which.
+    other_renders: Mapping[str, tuple[ChartRenders, ...]] = field(default_factory=dict)
 
     def changed(self, path: str) -> ChangedFile | None:
         for change in self.changes:

@@ -22,6 +22,7 @@ from bot.engine.chart.selection import chart_dirs, chart_meta
 from bot.engine.check import Check, Registry
 from bot.engine.config import CONFIG_PATH, Config, parse_config
 from bot.engine.context import (
+    DUPLICATES_CHECK,
     LINT_CHECK,
     ChartContext,
     ChartRenders,
@@ -32,6 +33,7 @@ from bot.engine.context import (
     no_links,
 )
 from bot.engine.ct_config import NO_CT, CtConfig, load_ct_config
+from bot.engine.other_renders import other_renders
 from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
 from bot.engine.rendered_diff import rendered_diffs
 from bot.engine.report import (
@@ -241,6 +243,15 @@ class Engine:
         charts = tuple(rendered)
         self.timings.render += time.perf_counter() - t0
         _check_profiles_exist(inp.profiles, charts)
+        others = tuple(p for p in inp.open_prs if p.head != head)
+        t2, enabled = time.perf_counter(), self.enabled_checks(config, inp.only_checks)
+        # What the duplicates check compares this PR's rendered change with: renders, too.
+        theirs = (
+            other_renders(self.repo, target, others, charts, base_tree, settings)
+            if any(c.name == DUPLICATES_CHECK for c in enabled)
+            else {}
+        )
+        self.timings.render += time.perf_counter() - t2
 
         ctx = Context(
             config=config,
@@ -251,11 +262,12 @@ class Engine:
             develop=self.repo.tree(develop) if develop else None,
             changes=changes,
             charts=charts,
-            open_prs=tuple(p for p in inp.open_prs if p.head != head),
+            open_prs=others,
             pr=inp.pr if known.commits is None else replace(inp.pr, commits=known.commits.result()),
             links=inp.links,
             release_name=release,
             namespace=namespace,
+            other_renders=theirs,
         )
         findings: list[Finding] = []
         # Said per chart in the JSON report (its `extra`), which is where a chart's facts go.

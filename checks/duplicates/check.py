@@ -2,32 +2,44 @@
 same chart file, as this one. Two PRs that fix the same thing cost a reviewer a day; saying so
 before either is reviewed costs nothing.
 
-"The same change" is the exact version: the same hunk (the same removed and the same added lines
-of the same file) in both PRs' diffs against their merge bases with the target, not a comparison
-of what the two heads render. A PR stacked on the other carries its hunks without duplicating
-them, so it is left alone."""
+"The same change" is either of two things. The same hunk: the same removed and the same added lines
+of the same file in both PRs' diffs against their merge bases with the target. Or the same rendered
+change: an object changed the same way on the same profile, measured from this review's base,
+whatever text got there (checks/duplicates/objects.py; the engine renders a few other PRs for it,
+bot/engine/other_renders.py). A shared hunk whose rendered effect differs, where the other PR was
+rendered, is weaker evidence: a notice. A PR stacked on the other carries its changes without
+duplicating them, so it is left alone."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from bot.engine.chart.files import read_chart_meta
 from bot.engine.check import Check
-from bot.engine.context import Context, OpenPR, PullRequestInfo
+from bot.engine.context import DUPLICATES_CHECK, Context, OpenPR, PullRequestInfo
 from bot.engine.report import Finding, Severity
 from checks.duplicates.hunks import Hunk, hunks
 from checks.duplicates.keywords import IssueRef, closing_issues
+from checks.duplicates.objects import ObjectChange, shared_changes
 from checks.duplicates.others import chart_paths, stacked, touched
 
-NAME = "duplicates"
+NAME = DUPLICATES_CHECK
 SAME_ISSUE, SAME_CHANGE = "same-issue", "same-change"
 SEVERITY = Severity.WARNING
-# How many shared hunks a message spells out; the data lists them all.
+WEAKER = Severity.NOTICE  # the same lines, rendering differently
+# How many shared hunks, and objects, a message spells out; the data lists them all.
 HUNKS_SHOWN = 3
+# The evidence a finding has, in `data.shared`.
+ISSUES, HUNKS, OBJECTS = "issues", "hunks", "objects"
 
 TITLE_ISSUE = "{who} also closes {issues}"
 TITLE_CHANGE = "{who} makes the same change to {files}"
+TITLE_RENDERED = "{who} makes the same rendered change to {objects}"
 SAYS_ISSUE = "closes {issues} too"
 SAYS_CHANGE = "makes the same edit to the same lines: {hunks}"
+SAYS_OBJECTS = "renders the same change to {objects}"
+SAYS_DIFFERS = " What the two render differs, though, so they may share only these lines."
 MSG_END = " One of the two is likely redundant: compare them before reviewing both."
 
 
@@ -38,6 +50,13 @@ class Overlap:
     pr: OpenPR
     issues: frozenset[IssueRef]
     hunks: frozenset[Hunk]
+    objects: frozenset[ObjectChange] = frozenset()
+    differs: bool = False  # the other PR was rendered: the shared hunks render differently
+
+    @property
+    def shared(self) -> list[str]:
+        kinds = ((ISSUES, self.issues), (HUNKS, self.hunks), (OBJECTS, self.objects))
+        return [name for name, evidence in kinds if evidence]
 
 
 def run(ctx: Context) -> list[Finding]:
@@ -51,10 +70,14 @@ def overlaps(ctx: Context) -> list[Overlap]:
     for pr in ctx.open_prs:
         issues = mine & closing_issues(f"{pr.title}\n{pr.body}")
         shared = own_hunks & theirs.get(pr.head, frozenset())
-        if shared and stacked(ctx.git, ctx.head.commit, pr.head):
-            shared = frozenset()
-        if issues or shared:
-            found.append(Overlap(pr, issues, shared))
+        objects, rendered = shared_changes(ctx, pr)
+        if (shared or objects) and stacked(ctx.git, ctx.head.commit, pr.head):
+            shared, objects = frozenset(), frozenset()
+        differs = (
+            bool(shared) and not objects and any(_chart_of(ctx, h.path) in rendered for h in shared)
+        )
+        if issues or shared or objects:
+            found.append(Overlap(pr, issues, shared, objects, differs))
     return found
 
 
@@ -68,10 +91,17 @@ def own_issues(pr: PullRequestInfo) -> frozenset[IssueRef]:
 def _hunks_by_pr(ctx: Context) -> tuple[frozenset[Hunk], dict[str, frozenset[Hunk]]]:
     """This PR's hunks in its charts' files, and each other PR's in the files both changed."""
     paths = chart_paths((c.path for c in ctx.changes), [c.path for c in ctx.charts])
+    noise = (*ctx.config.diff.ignore_labels, *ctx.config.diff.ignore_annotations)
     own = frozenset(
         h
         for path in paths
-        for h in hunks(path, ctx.base.text(_old_path(ctx, path)), ctx.head.text(path))
+        for h in hunks(
+            path,
+            ctx.base.text(_old_path(ctx, path)),
+            ctx.head.text(path),
+            _moves(ctx, path),
+            noise,
+        )
     )
     if not own:
         return own, {}
@@ -84,6 +114,18 @@ def _hunks_by_pr(ctx: Context) -> tuple[frozenset[Hunk], dict[str, frozenset[Hun
     return own, theirs
 
 
+def _moves(ctx: Context, path: str) -> tuple[tuple[str, str], ...]:
+    """The PR's (old, new) version and appVersion of the chart holding `path`."""
+    chart = _chart_of(ctx, path)
+    if chart is None:
+        return ()
+    base, head = read_chart_meta(ctx.base, chart), read_chart_meta(ctx.head, chart)
+    if base is None or head is None:
+        return ()
+    pairs = ((base.version, head.version), (base.app_version, head.app_version))
+    return tuple((old, new) for old, new in pairs if old and new)
+
+
 def _old_path(ctx: Context, path: str) -> str:
     change = ctx.changed(path)
     return change.old_path if change is not None and change.old_path else path
@@ -93,40 +135,85 @@ def _finding(ctx: Context, overlap: Overlap) -> Finding:
     pr, who = overlap.pr, describe(overlap.pr)
     issues = ", ".join(sorted(i.shown() for i in overlap.issues))
     shared = sorted(overlap.hunks, key=lambda h: (h.path, h.removed, h.added))
+    objects = _objects(overlap.objects)
     files = ", ".join(dict.fromkeys(h.path for h in shared))
-    said = [SAYS_ISSUE.format(issues=issues)] if overlap.issues else []
-    if shared:
-        shown = "; ".join(f"{h.path}: {h.describe()}" for h in shared[:HUNKS_SHOWN])
-        more = len(shared) - HUNKS_SHOWN
-        said.append(SAYS_CHANGE.format(hunks=shown + (f"; {more} more" if more > 0 else "")))
     order, first = opened_first(ctx.pr, pr)
-    message = f"{who} {' and '.join(said)}." + (f" {order}." if order else "")
-    title = (
-        TITLE_ISSUE.format(who=who, issues=issues)
-        if overlap.issues
-        else TITLE_CHANGE.format(who=who, files=files)
+    message = f"{who} {' and '.join(_said(issues, shared, objects))}." + (
+        f" {order}." if order else ""
     )
-    where = shared[0] if shared else None
+    if overlap.issues:
+        title = TITLE_ISSUE.format(who=who, issues=issues)
+    elif shared:
+        title = TITLE_CHANGE.format(who=who, files=files)
+    else:
+        title = TITLE_RENDERED.format(who=who, objects=_shown(objects))
+    weaker = overlap.differs and not overlap.issues
+    chart, path, line = _where(ctx, shared, overlap.objects)
     return Finding(
         check=NAME,
-        severity=SEVERITY,
+        severity=WEAKER if weaker else SEVERITY,
         rule=SAME_ISSUE if overlap.issues else SAME_CHANGE,
         title=title,
-        message=message + MSG_END,
-        chart=_chart_of(ctx, where.path) if where else None,
-        path=where.path if where else None,
-        line=_line_of(ctx, where) if where else None,
+        message=message + (SAYS_DIFFERS if overlap.differs else "") + MSG_END,
+        chart=chart,
+        path=path,
+        line=line,
         data={
             "pr": pr.number or None,
             "ref": pr.ref or None,
             "title": pr.title,
             "created_at": pr.created_at or None,
             "opened_first": first,
+            "shared": overlap.shared,
             "issues": sorted(i.shown() for i in overlap.issues),
             "files": list(dict.fromkeys(h.path for h in shared)),
             "hunks": [{"path": h.path, "removed": h.removed, "added": h.added} for h in shared],
+            "objects": objects,
+            "renders_differ": overlap.differs,
         },
     )
+
+
+def _said(issues: str, shared: list[Hunk], objects: list[dict[str, Any]]) -> list[str]:
+    said = [SAYS_ISSUE.format(issues=issues)] if issues else []
+    if shared:
+        shown = "; ".join(f"{h.path}: {h.describe()}" for h in shared[:HUNKS_SHOWN])
+        more = len(shared) - HUNKS_SHOWN
+        said.append(SAYS_CHANGE.format(hunks=shown + (f"; {more} more" if more > 0 else "")))
+    if objects:
+        said.append(SAYS_OBJECTS.format(objects=_shown(objects)))
+    return said
+
+
+def _objects(changes: frozenset[ObjectChange]) -> list[dict[str, Any]]:
+    """The shared object changes, one entry per chart and object with the profiles it has."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for c in sorted(changes, key=lambda c: (c.chart, c.key, c.profile)):
+        grouped.setdefault((c.chart, c.key), []).append(c.profile)
+    return [{"chart": ch, "object": key, "profiles": ps} for (ch, key), ps in grouped.items()]
+
+
+def _shown(objects: list[dict[str, Any]]) -> str:
+    """`Deployment/default/release-api (profile default)`, the first few of them."""
+    parts = [
+        f"{o['object']} (profile{'s' if len(o['profiles']) > 1 else ''} {', '.join(o['profiles'])})"
+        for o in objects[:HUNKS_SHOWN]
+    ]
+    more = len(objects) - HUNKS_SHOWN
+    return "; ".join(parts) + (f"; {more} more" if more > 0 else "")
+
+
+def _where(
+    ctx: Context, shared: list[Hunk], objects: frozenset[ObjectChange]
+) -> tuple[str | None, str | None, int | None]:
+    """The chart, file and line a finding points at: the first shared hunk's, else the first
+    shared object's template (no line: the object is what is shared, not a line)."""
+    if shared:
+        return _chart_of(ctx, shared[0].path), shared[0].path, _line_of(ctx, shared[0])
+    first = min(objects, key=lambda c: (c.chart, c.key, c.profile), default=None)
+    if first is None:
+        return None, None, None
+    return first.chart, first.template or None, None
 
 
 def describe(pr: OpenPR) -> str:
@@ -164,7 +251,15 @@ def _line_of(ctx: Context, hunk: Hunk) -> int | None:
 
 
 def explain(ctx: Context) -> list[str]:
-    return [f"{NAME}: compared with {len(ctx.open_prs)} other open PRs"]
+    rendered = ", ".join(_pr_of(ctx, head) for head in ctx.other_renders) or "none"
+    return [
+        f"{NAME}: compared with {len(ctx.open_prs)} other open PRs; rendered for their change to "
+        f"the same charts: {rendered}"
+    ]
+
+
+def _pr_of(ctx: Context, head: str) -> str:
+    return next((describe(pr) for pr in ctx.open_prs if pr.head == head), head[:12])
 
 
 CHECK = Check(NAME, "Duplicate PRs", run, "repo", explain=explain)

@@ -4,18 +4,26 @@ the same edit: the exact version of "the same change", by text, not by what it r
 Two PRs branched from different commits number their lines differently, so a hunk is its lines,
 never its position. A hunk that says nothing of its own is left out: blank lines, a lone `{{ end }}`
 or `---`, and a `Chart.yaml` that only moves `version`/`appVersion` (two PRs taking the same
-version is the version check's race, not a duplicate change)."""
+version is the version check's race, not a duplicate change), nor a hunk that only echoes that
+move: `helm.sh/chart: app-0.170.0` → `app-0.171.0` in a chart's committed rendered examples, which
+every PR bumping the chart regenerates alike; nor one whose every line sets a label or annotation
+the rendered diff calls noise (config `diff:`: `helm.sh/chart`, `checksum/*`, ...), a value derived
+from the rest that two different changes can share."""
 
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 from dataclasses import dataclass
+
+from bot.engine.chart.files import BUMP_LINE_RE as VERSION_LINE
 
 CHART_FILE = "Chart.yaml"
 # Lines that any two edits of a template share without being the same edit.
 _FILLER = re.compile(r"^\s*(\{\{-?\s*end\s*-?\}\}|---|[\]}),]*)?\s*$")
-_VERSION_LINE = re.compile(r"^\s*(version|appVersion)\s*:")
+# `key: value` as YAML writes a label or annotation, the key quoted or not.
+_KEY = re.compile(r"""^\s*["']?([^"':\s]+)["']?\s*:""")
 # Larger files are not compared line by line (difflib is quadratic in the worst case).
 MAX_LINES = 5000
 
@@ -34,8 +42,16 @@ class Hunk:
         return " ".join(parts) + (f" (and {more} more lines)" if more else "")
 
 
-def hunks(path: str, before: str | None, after: str | None) -> frozenset[Hunk]:
-    """The meaningful hunks from `before` to `after` (None: the file is absent on that side)."""
+def hunks(
+    path: str,
+    before: str | None,
+    after: str | None,
+    moves: tuple[tuple[str, str], ...] = (),
+    noise: tuple[str, ...] = (),
+) -> frozenset[Hunk]:
+    """The meaningful hunks from `before` to `after` (None: the file is absent on that side).
+    `moves`: the chart's (old, new) version and appVersion, whose mere echo says nothing;
+    `noise`: globs of keys whose lines say nothing either."""
     old, new = (before or "").splitlines(), (after or "").splitlines()
     if old == new or len(old) > MAX_LINES or len(new) > MAX_LINES:
         return frozenset()
@@ -45,12 +61,34 @@ def hunks(path: str, before: str | None, after: str | None) -> frozenset[Hunk]:
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         if tag != "equal"
     )
-    return frozenset(h for h in found if _meaningful(h))
+    return frozenset(
+        h for h in found if _meaningful(h) and not _echoes(h, moves) and not _noise(h, noise)
+    )
+
+
+def _noise(hunk: Hunk, keys: tuple[str, ...]) -> bool:
+    lines = (*hunk.removed, *hunk.added)
+    return bool(keys) and all(
+        (match := _KEY.match(line)) is not None
+        and any(fnmatch.fnmatchcase(match.group(1), key) for key in keys)
+        for line in lines
+    )
+
+
+def _echoes(hunk: Hunk, moves: tuple[tuple[str, str], ...]) -> bool:
+    """The added lines are the removed ones with only the chart's version moves applied."""
+    moved = [(old, new) for old, new in moves if old and new and old != new]
+    if not moved or len(hunk.removed) != len(hunk.added):
+        return False
+    lines = list(hunk.removed)
+    for old, new in moved:
+        lines = [line.replace(old, new) for line in lines]
+    return tuple(lines) == hunk.added
 
 
 def _meaningful(hunk: Hunk) -> bool:
     lines = (*hunk.removed, *hunk.added)
     if all(_FILLER.match(line) for line in lines):
         return False
-    only_versions = all(_VERSION_LINE.match(line) for line in lines)
+    only_versions = all(VERSION_LINE.match(line) for line in lines)
     return not (hunk.path.rsplit("/", 1)[-1] == CHART_FILE and only_versions)

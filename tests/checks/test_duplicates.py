@@ -116,9 +116,12 @@ def test_another_pr_closing_the_same_issue_is_a_warning(
                 "title": "Document the chart",
                 "created_at": None,
                 "opened_first": "other",
+                "shared": ["issues"],
                 "issues": [issue],
                 "files": [],
                 "hunks": [],
+                "objects": [],
+                "renders_differ": False,
             },
         )
     ]
@@ -140,9 +143,10 @@ def test_the_same_init_container_fourteen_hours_apart_names_both(g: GitBuilder) 
     assert (found.rule, found.path, found.line, found.chart) == ("same-issue", TEMPLATE, 14, "app")
     assert found.message.startswith(
         "#21 “Add a db wait” closes acme/backend#2913 too and makes the same edit to the same "
-        f"lines: {TEMPLATE}: +initContainers: (and 3 more lines). This PR was opened first, #21 "
-        "after it."
+        f"lines: {TEMPLATE}: +initContainers: (and 3 more lines) and renders the same change to "
+        "Deployment/default/release-api (profile default). This PR was opened first, #21 after it."
     )
+    assert found.data["shared"] == ["issues", "hunks", "objects"]
     assert found.data["hunks"] == [
         {"path": TEMPLATE, "removed": (), "added": tuple(WAIT_FOR_DB.splitlines())}
     ]
@@ -197,8 +201,44 @@ def test_a_shared_version_bump_alone_is_the_version_check_s_business(g: GitBuild
     assert review(g, [OpenPR(3, other, "theirs")]) == []
 
 
+def test_rendered_examples_that_only_echo_the_same_bump_are_no_duplicate(g: GitBuilder) -> None:
+    """As in a real chart repository: every PR that bumps the chart regenerates its committed
+    `examples/*/rendered/` files, whose chart labels then change alike in all of them."""
+    example = "metadata:\n  labels:\n    helm.sh/chart: app-{v}\n    app.kubernetes.io/version: {v}\n"
+    g.write("app/examples/basic/rendered/deployment.yaml", example.format(v="1.0.0")).commit("ex")
+    bumped = CHART.replace("1.0.0", "1.1.0")
+    regenerated = example.format(v="1.1.0")
+    mine = {"app/Chart.yaml": bumped, TEMPLATE: deployment(WAIT_FOR_DB)}
+    theirs = {"app/Chart.yaml": bumped, TEMPLATE: deployment(WAIT_FOR_CACHE)}
+    for files in (mine, theirs):
+        files["app/examples/basic/rendered/deployment.yaml"] = regenerated
+    branch(g, "mine", mine)
+    other = branch(g, "theirs", theirs)
+    assert review(g, [OpenPR(3, other, "theirs")]) == []
+    # The same echo beside a real shared edit: the edit is what the finding names.
+    theirs[TEMPLATE] = deployment(WAIT_FOR_DB)
+    g.run_git("branch", "-D", "theirs")
+    other = branch(g, "theirs", theirs)
+    (finding,) = review(g, [OpenPR(3, other, "theirs")])
+    assert finding.data["files"] == [TEMPLATE]
+
+
 def test_without_a_body_this_pr_closes_what_its_commits_say(g: GitBuilder) -> None:
     branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)}, message="Wait for the db\n\nFixes #40")
     other = branch(g, "theirs", {"README.md": "x\n"})
     found = review(g, [OpenPR(3, other, "theirs", body="Closes #40")])
     assert [(f.rule, f.data["issues"]) for f in found] == [("same-issue", ["#40"])]
+
+
+def test_a_shared_checksum_line_alone_is_no_duplicate(g: GitBuilder) -> None:
+    """`checksum/config` is derived from a ConfigMap: two different changes can move it alike in
+    a committed rendered example; it is the diff's noise, and no evidence of the same change."""
+    example = "metadata:\n  annotations:\n    checksum/config: {sum}\n"
+    g.write("app/examples/basic/rendered/deployment.yaml", example.format(sum="aaa")).commit("ex")
+    mine = {TEMPLATE: deployment(WAIT_FOR_DB)}
+    theirs = {TEMPLATE: deployment(WAIT_FOR_CACHE)}
+    for files in (mine, theirs):
+        files["app/examples/basic/rendered/deployment.yaml"] = example.format(sum="bbb")
+    branch(g, "mine", mine)
+    other = branch(g, "theirs", theirs)
+    assert review(g, [OpenPR(3, other, "theirs")]) == []

@@ -362,3 +362,30 @@ def test_a_dependency_bump_that_changes_a_pods_class_says_so(
     assert qos.path == "charts/app/charts/redis/templates/deployment.yaml"
     assert qos.message.endswith("(subchart redis, dependency redis 17.3.0 → 18.1.2)")
     assert qos.data["subchart"] == {"name": "redis", "base": "17.3.0", "head": "18.1.2"}
+
+
+def test_a_registry_config_file_gives_the_registry_credentials(
+    tmp_path: Path, auth_registry: OciRegistry
+) -> None:
+    """`registry_config`: a Docker-style credentials file on the bot's machine, as helm's own
+    `--registry-config` reads it."""
+    import base64
+    import json
+
+    from tests.support.oci_registry import PASSWORD, USERNAME
+
+    auth_registry.push(package_chart(redis("17.3.0"), tmp_path / "dist", tmp_path / "src"))
+    token = base64.b64encode(f"{USERNAME}:{PASSWORD}".encode()).decode()
+    credentials = tmp_path / "registry.json"
+    credentials.write_text(json.dumps({"auths": {auth_registry.host: {"auth": token}}}))
+    g = GitBuilder(tmp_path / "repo")
+    config = (
+        f"dependencies:\n  repositories:\n    - url: {auth_registry.url}\n"
+        f"      registry_config: {credentials}\n"
+    )
+    g.write(".github/chart-review.yml", config)
+    g.write("charts/app/Chart.yaml", app_chart(auth_registry.url))
+    g.write("charts/app/values.yaml", "{}\n").commit("app")
+    g.branch("pr").write("charts/app/values.yaml", "x: 1\n").commit("touch")
+    report = review(g, HelmFetcher())
+    assert [f.title for f in report.findings if f.check == "render"] == []

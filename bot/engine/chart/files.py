@@ -19,6 +19,8 @@ HELMIGNORE = ".helmignore"
 # new version. Globs are relative to the chart directory; one without a slash matches at any depth.
 DEFAULT_IGNORE = ("ci/**", "tests/**", "*.md")
 VERSION_LINE_RE = re.compile(r"""^["']?version["']?[ \t]*:""", re.MULTILINE)
+# A Chart.yaml line that sets the version or the appVersion: what a bump alone changes.
+BUMP_LINE_RE = re.compile(r"^\s*(version|appVersion)\s*:")
 
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # every scalar a string: `1.10` stays 1.10
 

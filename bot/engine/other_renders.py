@@ -1,0 +1,150 @@
+"""Other open PRs' renders of the charts under review, for the duplicates check: two PRs that reach
+the same rendered change with different text (one edits values.yaml, the other the template) are
+duplicates too, which no comparison of their diffs can tell.
+
+Cheap first, since a mirror may hold hundreds of open PRs:
+- only the PRs whose head changed a chart under review since their fork point (the chart
+  directory's tree id at both, read in one batch for every PR), in a way that can change the
+  render of a profile this PR changes (a profile's own values file reaches only that profile);
+- at most MAX_OTHER_PRS of them, lowest-numbered first: GitHub numbers PRs in the order they are
+  opened, and the older PR is the one a newer one is likely to duplicate (branches without a
+  number come last);
+- only the profiles on which this PR changes something rendered: elsewhere no change can be shared.
+The other head is rendered against this review's base, so both changes are measured from one base
+(whose renders are the review's own, from the cache); lint is off."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+
+from bot.engine.chart.files import BUMP_LINE_RE, chart_file
+from bot.engine.chart.renders import ChartSource, RenderSettings, render_in_order, start_chart
+from bot.engine.config import DiffConfig
+from bot.engine.context import ChartRenders, OpenPR
+from bot.engine.rendered_diff import CHANGED, profile_diff
+from bot.git.repo import GitRepo, GitTree
+from bot.git.subtree import Subtree
+
+MAX_OTHER_PRS = 5
+VALUES_FILE = "values.yaml"  # the chart's defaults, which every profile renders with
+# A `Chart.yaml` line giving the chart's version or its app's: what two PRs taking the same
+# version share without making the same change (checks/duplicates/hunks.py reads it too).
+VERSION_LINE = BUMP_LINE_RE
+
+# head sha -> its renders of the charts under review it touches
+OtherRenders = Mapping[str, tuple[ChartRenders, ...]]
+
+
+def other_renders(
+    repo: GitRepo,
+    target: str,
+    prs: Sequence[OpenPR],
+    charts: Sequence[ChartRenders],
+    base: GitTree,
+    settings: RenderSettings,
+) -> OtherRenders:
+    """The renders of the first MAX_OTHER_PRS open PRs whose change to one of `charts` can change
+    what this PR changes, by head sha."""
+    if not prs or not charts:
+        return {}
+    changed = {c.path: changed_profiles(c, settings.config.diff) for c in charts}
+    wanted = [c for c in charts if changed[c.path]]
+    jobs = [
+        (pr.head, path, profiles)
+        for pr, found in candidates(repo, target, prs, wanted, changed)
+        for path, profiles in found.items()
+    ]
+    starts = (
+        partial(
+            start_chart,
+            ChartSource(path, base, repo.tree(head)),
+            replace(settings, only=profiles, lint=False),
+        )
+        for head, path, profiles in jobs
+    )
+    renders: dict[str, list[ChartRenders]] = {}
+    for (head, _, _), chart in zip(jobs, render_in_order(starts), strict=True):
+        renders.setdefault(head, []).append(chart)
+    return {head: tuple(found) for head, found in renders.items()}
+
+
+def candidates(
+    repo: GitRepo,
+    target: str,
+    prs: Sequence[OpenPR],
+    charts: Sequence[ChartRenders],
+    changed: Mapping[str, tuple[str, ...]],
+) -> list[tuple[OpenPR, dict[str, tuple[str, ...]]]]:
+    """The first MAX_OTHER_PRS PRs, in `review_order`, whose change since they forked from
+    `target` can change the render of a profile in `changed` (chart → the profiles this PR
+    changes): each with those charts and profiles. Merged PRs and unrelated histories are left
+    out."""
+    if not charts:
+        return []
+    ordered = sorted(prs, key=review_order)
+    points = repo.fork_points(target, [pr.head for pr in ordered])
+    forked = [
+        (pr, point.merge_base)
+        for pr in ordered
+        if not (point := points[pr.head]).contained and point.merge_base
+    ]
+    commits = list(dict.fromkeys(c for pr, base in forked for c in (pr.head, base) if c))
+    trees = {c.path: repo.subtrees(c.path, commits) for c in charts} if commits else {}
+    found = []
+    for pr, fork in forked:
+        assert fork is not None  # filtered above
+        reach = {c.path: affected(trees[c.path][fork], trees[c.path][pr.head], c) for c in charts}
+        shared = {
+            path: tuple(p for p in changed[path] if profiles is None or p in profiles)
+            for path, profiles in reach.items()
+        }
+        shared = {path: profiles for path, profiles in shared.items() if profiles}
+        if shared:
+            found.append((pr, shared))
+        if len(found) == MAX_OTHER_PRS:
+            break
+    return found
+
+
+def affected(before: Subtree, after: Subtree, chart: ChartRenders) -> frozenset[str] | None:
+    """The profiles whose render a change of the chart's files from `before` to `after` can
+    change; None: any. A profile's own values file reaches only the profiles it serves (the
+    chart's `values.yaml` reaches all), and a `Chart.yaml` moving only `version`/`appVersion`
+    changes no render but by the version strings, which are no duplicate."""
+    if before.tree_id == after.tree_id:
+        return frozenset()
+    serves: dict[str, set[str]] = {}
+    for name, spec in chart.profiles.items():
+        if spec.values_file and spec.values_file != f"{chart.path}/{VALUES_FILE}":
+            serves.setdefault(spec.values_file, set()).add(name)
+    reached: set[str] = set()
+    for path in after.changed_since(before.tree_id):
+        if path in serves:
+            reached |= serves[path]
+        elif path != chart_file(chart.path) or not versions_only(before, after, path):
+            return None
+    return frozenset(reached)
+
+
+def versions_only(before: Subtree, after: Subtree, path: str) -> bool:
+    old, new = (before.text(path) or "").splitlines(), (after.text(path) or "").splitlines()
+    if len(old) != len(new):
+        return False
+    return all(
+        a == b or bool(VERSION_LINE.match(a) and VERSION_LINE.match(b))
+        for a, b in zip(old, new, strict=True)
+    )
+
+
+def review_order(pr: OpenPR) -> tuple[bool, int, str, str]:
+    return (not pr.number, pr.number, pr.ref, pr.head)
+
+
+def changed_profiles(chart: ChartRenders, noise: DiffConfig) -> tuple[str, ...]:
+    """The profiles on which the PR changes some object beyond the diff's noise."""
+    both = sorted(set(chart.base) & set(chart.head))
+    return tuple(
+        p for p in both if profile_diff(p, chart.base[p], chart.head[p], noise).status == CHANGED
+    )

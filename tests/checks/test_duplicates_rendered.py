@@ -1,0 +1,213 @@
+"""The duplicates check by what PRs render: the same object changed the same way on a profile, by
+different text, found with the other PRs' heads rendered by the real engine."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.engine.context import OpenPR
+from bot.engine.other_renders import MAX_OTHER_PRS
+from bot.engine.report import Finding, Severity
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm
+from checks import REGISTRY
+from tests.support.gitbuilder import GitBuilder
+
+TEMPLATE = "app/templates/deployment.yaml"
+VALUES = "app/values.yaml"
+CHART = "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: '1.0'\n"
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-api
+  labels:
+    helm.sh/chart: app-{{ .Chart.Version }}
+spec:
+  replicas: %(replicas)s
+  selector:
+    matchLabels:
+      app: api
+  template:
+    metadata:
+      labels:
+        app: api
+    spec:
+      containers:
+        - name: api
+          image: example/api:{{ .Chart.AppVersion }}
+%(extra)s"""
+FROM_VALUES = "{{ .Values.replicas }}"
+DEPLOYMENT_KEY = "Deployment/default/release-api"
+
+
+def deployment(replicas: str = FROM_VALUES, extra: str = "") -> str:
+    return DEPLOYMENT % {"replicas": replicas, "extra": extra}
+
+
+class CountingHelm:
+    """The embedded renderer, noting which chart each render was asked for."""
+
+    def __init__(self) -> None:
+        self.helm = EmbeddedHelm()
+        self.version = self.helm.version
+        self.charts: list[str] = []
+        self.values: list[Mapping[str, Any]] = []
+
+    def render(
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> dict[str, str]:
+        self.charts.append(chart_name(archive))
+        self.values.append(values)
+        return self.helm.render(archive, values, release, namespace, capabilities)
+
+
+def chart_name(archive: bytes) -> str:
+    """The `name:` of the archive's top Chart.yaml."""
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        top = next(
+            m for m in tar.getmembers() if m.name.count("/") == 1 and m.name.endswith("/Chart.yaml")
+        )
+        text = tar.extractfile(top).read().decode()  # type: ignore[union-attr]
+    return next(
+        line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("name:")
+    )
+
+
+@pytest.fixture
+def g(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    g.write("app/Chart.yaml", CHART).write(VALUES, "replicas: 1\n").write(TEMPLATE, deployment())
+    g.write("other/Chart.yaml", CHART.replace("app", "other")).write("other/values.yaml", "x: 1\n")
+    g.write("other/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: o\n")
+    return g.commit("app 1.0.0")
+
+
+def branch(g: GitBuilder, name: str, files: dict[str, str]) -> str:
+    g.branch(name, "develop")
+    for path, text in files.items():
+        g.write(path, text)
+    g.commit(f"{name}: change").checkout("develop")
+    return g.sha(name)
+
+
+def review(
+    g: GitBuilder, others: Sequence[OpenPR], renderer: CountingHelm | None = None
+) -> list[Finding]:
+    engine = Engine(GitRepo(g.path), renderer or CountingHelm(), REGISTRY, RenderCache())
+    inp = ReviewInput(
+        base="develop", head="mine", open_prs=tuple(others), only_checks=("duplicates",)
+    )
+    return engine.review(inp).report.findings_for("duplicates")
+
+
+def test_the_same_deployment_change_by_values_and_by_template_is_a_duplicate(g: GitBuilder) -> None:
+    branch(g, "mine", {VALUES: "replicas: 3\n"})
+    other = branch(g, "theirs", {TEMPLATE: deployment(replicas="3")})
+    (found,) = review(g, [OpenPR(3, other, "theirs", title="Three replicas")])
+    assert (found.severity, found.rule, found.chart, found.path, found.line) == (
+        Severity.WARNING,
+        "same-change",
+        "app",
+        TEMPLATE,
+        None,
+    )
+    assert (
+        found.title
+        == f"#3 “Three replicas” makes the same rendered change to {DEPLOYMENT_KEY} (profile default)"
+    )
+    assert found.message.startswith(
+        f"#3 “Three replicas” renders the same change to {DEPLOYMENT_KEY} (profile default)."
+    )
+    assert found.data["shared"] == ["objects"]
+    assert found.data["hunks"] == []
+    assert found.data["objects"] == [
+        {"chart": "app", "object": DEPLOYMENT_KEY, "profiles": ["default"]}
+    ]
+
+
+def test_the_same_object_changed_differently_is_no_duplicate(g: GitBuilder) -> None:
+    branch(g, "mine", {VALUES: "replicas: 3\n"})
+    other = branch(g, "theirs", {TEMPLATE: deployment(replicas="5")})
+    assert review(g, [OpenPR(3, other, "theirs")]) == []
+
+
+def test_the_same_version_bump_rendered_into_an_image_is_no_duplicate(g: GitBuilder) -> None:
+    """The version check's race: both take appVersion 2.0, which only the image tag and the
+    chart label show."""
+    bumped = CHART.replace("1.0.0", "1.1.0").replace("'1.0'", "'2.0'")
+    branch(g, "mine", {"app/Chart.yaml": bumped})
+    other = branch(
+        g, "theirs", {"app/Chart.yaml": bumped.replace("version: 1.1.0", "version: 1.1.0 ")}
+    )
+    assert review(g, [OpenPR(3, other, "theirs")]) == []
+
+
+def test_a_shared_hunk_rendering_differently_is_only_a_notice(g: GitBuilder) -> None:
+    probe = "          readinessProbe: {tcpSocket: {port: 8080}}\n"
+    branch(g, "mine", {TEMPLATE: deployment(extra=probe), VALUES: "replicas: 2\n"})
+    other = branch(g, "theirs", {TEMPLATE: deployment(extra=probe), VALUES: "replicas: 4\n"})
+    (found,) = review(g, [OpenPR(3, other, "theirs")])
+    assert (found.severity, found.rule, found.data["shared"]) == (
+        Severity.NOTICE,
+        "same-change",
+        ["hunks"],
+    )
+    assert found.data["renders_differ"] is True
+    assert "What the two render differs, though" in found.message
+
+
+def test_a_pr_touching_another_chart_is_never_rendered(g: GitBuilder) -> None:
+    branch(g, "mine", {VALUES: "replicas: 3\n"})
+    other = branch(g, "theirs", {"other/values.yaml": "x: 2\n"})
+    helm = CountingHelm()
+    assert review(g, [OpenPR(3, other, "theirs")], helm) == []
+    assert sorted(helm.charts) == ["app", "app"]  # this PR's base and head, nothing of `other`
+
+
+def test_at_most_the_cap_of_prs_is_rendered_lowest_numbered_first(g: GitBuilder) -> None:
+    branch(g, "mine", {VALUES: "replicas: 3\n"})
+    numbers = [16, 11, 14, 10, 15, 12, 13]
+    others = [
+        # Each its own chart tree (a comment renders nothing), so each is a render of its own.
+        OpenPR(n, branch(g, f"pr{n}", {TEMPLATE: f"# variant {n}\n" + deployment(replicas="3")}))
+        for n in numbers
+    ]
+    helm = CountingHelm()
+    found = review(g, others, helm)
+    assert MAX_OTHER_PRS == 5
+    assert [f.data["pr"] for f in found] == [10, 11, 12, 13, 14]
+    assert len(helm.charts) == 2 + MAX_OTHER_PRS  # this PR's base and head, then five heads
+
+
+def test_a_profile_s_values_file_is_rendered_on_that_profile_only(g: GitBuilder) -> None:
+    g.write("app/ci/a-values.yaml", "replicas: 1\n").write("app/ci/b-values.yaml", "replicas: 1\n")
+    g.commit("two profiles")
+    branch(g, "mine", {"app/ci/a-values.yaml": "replicas: 3\n"})
+    same = branch(g, "same", {"app/ci/a-values.yaml": "replicas: 3\nunread: true\n"})
+    elsewhere = branch(g, "elsewhere", {"app/ci/b-values.yaml": "replicas: 3\nfrom_b: true\n"})
+    helm = CountingHelm()
+    found = review(g, [OpenPR(3, same, "same"), OpenPR(4, elsewhere, "elsewhere")], helm)
+    assert [(f.data["pr"], f.data["objects"]) for f in found] == [
+        (3, [{"chart": "app", "object": DEPLOYMENT_KEY, "profiles": ["a"]}])
+    ]
+    # #3 is rendered on profile a; #4 reaches only b, which this PR leaves alone: never rendered,
+    # neither on b nor with a's unchanged values (the values of both profiles' base renders alone;
+    # this PR's head on b is the base's render, from the cache).
+    assert sum(1 for v in helm.values if v.get("unread")) == 1
+    assert not any(v.get("from_b") for v in helm.values)
+    assert [v for v in helm.values if v == {"replicas": 1}] == [{"replicas": 1}] * 2

@@ -58,6 +58,7 @@ load: $(VENV)/.installed-test
 # The real-world corpus (bench/corpus/): needs CORPUS_DIR holding clones of bench/corpus/repos.yaml.
 corpus: $(VENV)/.installed
 	$(BIN)/python bench/corpus/run.py
+	$(BIN)/python bench/corpus/open_prs.py
 
 clean:
 	rm -rf $(VENV) data

@@ -181,7 +181,14 @@ def report(
     untriaged = [f for f, v in judged.items() if v is None]
     false = [f for f, v in judged.items() if v is not None and not v.true]
     used = {id(v) for v in judged.values() if v is not None}
-    stale = [v for v in verdicts if id(v) not in used and v.repo in done]
+    # Stale: its change was replayed and it did not fire (an open PR's verdict is open_prs.py's).
+    replayed = {(repo, c["commit"]) for repo, r in done.items() for c in r["changes"]}
+    stale = [
+        v
+        for v in verdicts
+        if id(v) not in used
+        and any(repo == v.repo and sha.startswith(v.commits) for repo, sha in replayed)
+    ]
     print_figures(done, changes, judged, errors)
     for f in untriaged:
         print(f"UNTRIAGED {f.repo} {f.commit[:12]} {f.check}/{f.rule} {f.chart}: {f.title}")

@@ -19,6 +19,8 @@ import resource
 import sys
 from typing import Any
 
+from bot.render.deps.request import newest
+
 
 def main() -> int:
     request = json.loads(sys.stdin.read())
@@ -49,7 +51,7 @@ def _fetch(request: dict[str, Any]) -> dict[str, Any]:
     if not entries:
         return {"error": f"chart {name} is not in the repository's index.yaml"}
     available = {str(e.get("version")): e for e in entries if isinstance(e, dict)}
-    chosen = version if request["exact"] else _newest(available, version)
+    chosen = version if request["exact"] else newest(available, version)
     if chosen is None or chosen not in available:
         return {"error": f"no version of {name} matching {version} in the repository's index.yaml"}
     registry.pull(name, repo_url=url, version=chosen, destination=request["dest"], **auth)
@@ -72,30 +74,11 @@ def _fetch_oci(request: dict[str, Any], registry: Any) -> dict[str, Any]:
         if request["username"] is not None:
             host = reference.removeprefix("oci://").split("/", 1)[0]
             client.login(host, request["username"], request["password"], plain_http=plain)
-        chosen = (
-            version if request["exact"] else _newest(dict.fromkeys(client.tags(reference)), version)
-        )
+        chosen = version if request["exact"] else newest(client.tags(reference), version)
         if chosen is None:
             return {"error": f"no tag of {reference} matching {version}"}
         client.pull(reference, version=chosen, destination=request["dest"], plain_http=plain)
     return {"version": chosen, "file": _archive(request["dest"]), "index_digest": None}
-
-
-def _newest(available: dict[str, Any], constraint: str) -> str | None:
-    """The highest version satisfying `constraint`, as `helm dependency update` chooses."""
-    import semver
-
-    from bot.kube.constraint import satisfies
-
-    matching = []
-    for version in available:
-        try:
-            parsed = semver.Version.parse(version.removeprefix("v"))
-        except ValueError:
-            continue
-        if satisfies(version, constraint):
-            matching.append((parsed, version))
-    return max(matching)[1] if matching else None
 
 
 def _archive(directory: str) -> str:

@@ -23,9 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from bot.kube.constraint import satisfies
 from bot.render.deps.policy import Access, FetchPolicy, credentials, normalise, plain_http
-from bot.render.deps.request import DependencyRequest, Fetched, FetchError
+from bot.render.deps.request import DependencyRequest, Fetched, FetchError, newest
 from bot.render.deps.store import DependencyStore
 
 _ROOT = str(Path(__file__).resolve().parents[3])
@@ -134,7 +133,7 @@ class HelmFetcher:
     def _stored(self, request: DependencyRequest, offline: bool) -> Fetched | None:
         version = request.version.strip() if request.exact else self._range_choice(request)
         if version is None and offline:
-            version = _newest(self.store.versions(request), request.version)
+            version = newest(self.store.versions(request), request.version)
         return self.store.lookup(request, version) if version is not None else None
 
     def _range_choice(self, request: DependencyRequest) -> str | None:
@@ -152,7 +151,9 @@ class HelmFetcher:
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
         expected = reply.get("index_digest")
         if expected and digest != f"sha256:{str(expected).removeprefix('sha256:')}":
-            raise FetchError(request, f"the archive's sha256 is {digest}, the index says {expected}")
+            raise FetchError(
+                request, f"the archive's sha256 is {digest}, the index says {expected}"
+            )
         fetched = self.store.put(request, version, data)
         if not request.exact:
             with self._lock:
@@ -239,16 +240,3 @@ def _crashed(done: subprocess.CompletedProcess[bytes]) -> str:
         return "the download exceeded its CPU time limit"
     tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
     return f"the fetch process ended with status {done.returncode}: {tail[0][:300]}"
-
-
-def _newest(versions: list[str], constraint: str) -> str | None:
-    import semver
-
-    found = []
-    for version in versions:
-        try:
-            found.append((semver.Version.parse(version.removeprefix("v")), version))
-        except ValueError:
-            continue
-    matching = [pair for pair in found if satisfies(pair[1], constraint)]
-    return max(matching)[1] if matching else None

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from bot.errors import ChartReviewError
+from bot.kube.constraint import satisfies
 
 # A plain version pins one release; anything else (`~1.2.0`, `1.x`, `>=2`) is a range to resolve.
 _EXACT_RE = re.compile(r"^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
@@ -47,6 +49,21 @@ class Fetched:
     data: bytes
     version: str
     digest: str  # `sha256:…`
+
+
+def newest(versions: Iterable[str], constraint: str) -> str | None:
+    """The highest SemVer version satisfying `constraint`, as `helm dependency update` chooses."""
+    import semver
+
+    matching = []
+    for version in versions:
+        try:
+            parsed = semver.Version.parse(version.removeprefix("v"))
+        except ValueError:
+            continue
+        if satisfies(version, constraint):
+            matching.append((parsed, version))
+    return max(matching)[1] if matching else None
 
 
 class FetchError(ChartReviewError):

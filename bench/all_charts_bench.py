@@ -33,6 +33,7 @@ from bot.git.repo import GitRepo  # noqa: E402
 from bot.render.base import RENDER_WORKERS, Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
 from bot.render.factory import make_renderer  # noqa: E402
+from bot.render.lint import Linted, render_and_lint  # noqa: E402
 from checks import REGISTRY  # noqa: E402
 
 PROFILES = ("aks", "eks", "gke", "oc")
@@ -106,34 +107,52 @@ def write_files(root: Path, files: Mapping[str, str]) -> None:
 
 
 class RecordingRenderer:
-    """The review's renderer, counting its renders and keeping what each was handed, so that the
-    same renders can be timed alone afterwards."""
+    """The review's renderer, counting its renders and lints and keeping what each was handed, so
+    that the same work can be timed alone afterwards: Helm's whole work, as `ct lint` would do it
+    (a render, and `helm lint` where the review linted), nothing of the review's own."""
 
     def __init__(self, inner: Renderer) -> None:
         self.inner, self.version = inner, inner.version
-        self.jobs: list[tuple[bytes, Mapping[str, Any], str, str, tuple[Any, ...]]] = []
+        # (archive, values, release, namespace, extra, linted)
+        self.jobs: list[tuple[bytes, Mapping[str, Any], str, str, tuple[Any, ...], bool]] = []
         self._lock = threading.Lock()
 
     def render(
         self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str, *extra: Any
     ) -> dict[str, str]:
         with self._lock:
-            self.jobs.append((archive, values, release, namespace, extra))
+            self.jobs.append((archive, values, release, namespace, extra, False))
         return self.inner.render(archive, values, release, namespace, *extra)
 
-    def replay_alone(self) -> float:
-        """The recorded renders again, nothing else, RENDER_WORKERS at once (as the engine)."""
+    def render_linted(
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str, *extra: Any
+    ) -> Linted:
+        with self._lock:
+            self.jobs.append((archive, values, release, namespace, extra, True))
+        return render_and_lint(self.inner, archive, values, release, namespace, *extra)
+
+    @property
+    def lints(self) -> int:
+        return sum(1 for job in self.jobs if job[-1])
+
+    def replay_alone(self, lint: bool = True) -> float:
+        """The recorded work again, nothing else, RENDER_WORKERS at once (as the engine); with
+        `lint` False, the renders only."""
         t0 = time.perf_counter()
         with ThreadPoolExecutor(RENDER_WORKERS) as pool:
-            for future in [pool.submit(_render_quietly, self.inner, job) for job in self.jobs]:
+            jobs = [pool.submit(_replay_quietly, self.inner, job, lint) for job in self.jobs]
+            for future in jobs:
                 future.result()
         return time.perf_counter() - t0
 
 
-def _render_quietly(renderer: Renderer, job: tuple[Any, ...]) -> None:
-    archive, values, release, namespace, extra = job
+def _replay_quietly(renderer: Renderer, job: tuple[Any, ...], lint: bool) -> None:
+    archive, values, release, namespace, extra, linted = job
     with contextlib.suppress(Exception):  # a render that fails costs its time all the same
-        renderer.render(archive, values, release, namespace, *extra)
+        if linted and lint:
+            render_and_lint(renderer, archive, values, release, namespace, *extra)
+        else:
+            renderer.render(archive, values, release, namespace, *extra)
 
 
 def peak_rss_mb() -> tuple[float, float, float]:
@@ -198,13 +217,17 @@ def main() -> None:
         raw_s = renderer.replay_alone()
     print(
         f"--all-charts: {len(report.charts)} charts x {len(PROFILES)} profiles, "
-        f"{args.templates} templates each; {len(renderer.jobs)} renders (base and head alike)"
+        f"{args.templates} templates each; {len(renderer.jobs)} renders (base and head alike), "
+        f"{renderer.lints} linted"
     )
     print(
         f"whole review        {review_s:8.2f} s  (render {engine.timings.render:.2f} s, "
         f"checks {engine.timings.checks:.2f} s)"
     )
-    print(f"raw renders alone   {raw_s:8.2f} s  ({RENDER_WORKERS} at once, as the engine)")
+    print(
+        f"Helm's work alone   {raw_s:8.2f} s  (those renders and lints, {RENDER_WORKERS} at once, "
+        "as the engine)"
+    )
     print(f"ratio review/raw    {review_s / raw_s:8.2f}x  (target <= 1.50x)")
     print(
         f"peak RSS            {own_mb:8.1f} MB this process; render processes {live_mb:.1f} MB "

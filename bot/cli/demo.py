@@ -180,9 +180,7 @@ def run(keep: str | None, fmt: str, registry: Registry) -> int:
             shutil.rmtree(base, ignore_errors=True)
 
 
-def review_scenario(
-    scenario: Path, dest: Path, linked: Path, fmt: str, registry: Registry
-) -> None:
+def review_scenario(scenario: Path, dest: Path, linked: Path, fmt: str, registry: Registry) -> None:
     dest.mkdir(parents=True)
     prs = build(EXAMPLES, scenario, dest)
     paths = build_links(prs, linked)

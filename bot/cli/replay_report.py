@@ -83,7 +83,10 @@ class ReplaySummary:
                 for (chart, why), n in self.not_reviewed.most_common()
             ],
             "errors": [{"commit": commit, "why": why} for commit, why in self.errors],
-            "seconds": {"total": round(self.total_seconds, 3), "median": round(self.median_seconds, 3)},
+            "seconds": {
+                "total": round(self.total_seconds, 3),
+                "median": round(self.median_seconds, 3),
+            },
         }
 
 
@@ -108,9 +111,7 @@ def summarize(rows: Sequence[ReplayRow], skipped: int, total_seconds: float) -> 
     )
 
 
-def replay_json(
-    rows: Sequence[ReplayRow], summary: ReplaySummary, repo: str, branch: str
-) -> str:
+def replay_json(rows: Sequence[ReplayRow], summary: ReplaySummary, repo: str, branch: str) -> str:
     out = {
         "schema": SCHEMA_VERSION,
         "replay": {"repo": repo, "branch": branch},
@@ -165,7 +166,9 @@ def _summary_lines(s: ReplaySummary) -> list[str]:
     ]
     lines.append(f"- Tool errors: {len(s.errors)}")
     lines += [f"  - {inline(commit[:12])}: {inline(why)}" for commit, why in s.errors]
-    lines.append(f"- Time: {s.total_seconds:.1f} s in all, median {s.median_seconds:.2f} s a change")
+    lines.append(
+        f"- Time: {s.total_seconds:.1f} s in all, median {s.median_seconds:.2f} s a change"
+    )
     return lines
 
 

@@ -113,7 +113,9 @@ class DependencyRepository(_Strict):
     """A chart repository or OCI registry the review may fetch dependencies from. `name` says which
     environment variables hold its credentials: HELM_REPO_<NAME>_USERNAME / _PASSWORD."""
 
-    url: str = Field(description="`https://charts.example.com` or `oci://registry.example.com/path`")
+    url: str = Field(
+        description="`https://charts.example.com` or `oci://registry.example.com/path`"
+    )
     name: str | None = Field(default=None, description="names the credentials' variables")
     registry_config: str | None = Field(
         default=None, description="an OCI registry's credentials file (Docker config.json format)"

@@ -58,7 +58,7 @@ def template_repo_path(
     _, _, rest = rendered_name.partition("/")
     for prefix in sorted(placed or (), key=len, reverse=True):
         if rest.startswith(prefix):
-            return f"{(placed or {})[prefix]}/{rest[len(prefix):]}".lstrip("/")
+            return f"{(placed or {})[prefix]}/{rest[len(prefix) :]}".lstrip("/")
     return f"{chart_dir}/{rest}" if chart_dir not in ("", ".") else rest
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
+import hashlib
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +23,7 @@ import yaml
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Rendered
 from bot.engine.manifests import Document
+from bot.lru import BoundedCache
 
 log = logging.getLogger(__name__)
 
@@ -141,9 +145,12 @@ def _object_diffs(
             yield found
 
 
-def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Equal as the diff would show them. `==` alone is not: `1 == 1.0 == True`, where the YAML
+    reads `1`, `1.0` and `true`; the reprs tell those apart (keys in another order then read as
+    different here, and the dump, which sorts keys, finds them equal)."""
     try:
-        return a is b or a == b
+        return a is b or (a == b and repr(a) == repr(b))
     except RecursionError:
         return False  # then dumped, which says it is too deep
 
@@ -165,22 +172,51 @@ def _object_diff(
     key: str, base: Document | None, head: Document | None, noise: DiffConfig
 ) -> ObjectDiff | None:
     try:
-        old = _dump(base, noise)
-        new = _dump(head, noise)
+        old_body, new_body = _comparable(base, noise), _comparable(head, noise)
+        if _same(old_body, new_body):
+            # Only noise differed: most objects of a version bump (`helm.sh/chart`), told without
+            # the dump, which costs 10x the comparison.
+            return None
+        old, new = _dump(old_body), _dump(new_body)
     except RecursionError:  # nesting Helm and the YAML parser allow, deeper than Python's stack
         return ObjectDiff(key, TOO_DEEP.format(key=key))
     if old == new:
-        return None  # only noise differed
+        return None  # keys in another order, or Secret values the redaction hides
     if max(len(old), len(new)) > MAX_OBJECT_LINES:
         return ObjectDiff(key, TOO_LARGE.format(key=key, lines=max(len(old), len(new))))
-    lines = difflib.unified_diff(
+    lines = _unified(
         old,
         new,
         fromfile=f"a/{key}" if base is not None else ABSENT,
         tofile=f"b/{key}" if head is not None else ABSENT,
-        n=CONTEXT_LINES,
     )
     return ObjectDiff(key, "".join(_line(line) for line in lines))
+
+
+def _unified(old: Sequence[str], new: Sequence[str], fromfile: str, tofile: str) -> Iterable[str]:
+    """difflib's unified diff of what lies between the lines both sides start and end with, and
+    their context: difflib matches every line against every other (a CRD's 13,000 lines, where a
+    release changed a few descriptions), and the lines alike at both ends cannot be in a hunk.
+    Hunk headers are dropped (_line), so the lines left out change no line of the diff."""
+    ahead = 0
+    for a, b in zip(old, new, strict=False):
+        if a != b:
+            break
+        ahead += 1
+    behind = 0
+    for a, b in zip(reversed(old[ahead:]), reversed(new[ahead:]), strict=False):
+        if a != b:
+            break
+        behind += 1
+    start = max(0, ahead - CONTEXT_LINES)
+    keep = max(0, behind - CONTEXT_LINES)
+    return difflib.unified_diff(
+        old[start : len(old) - keep],
+        new[start : len(new) - keep],
+        fromfile=fromfile,
+        tofile=tofile,
+        n=CONTEXT_LINES,
+    )
 
 
 def _line(line: str) -> str:
@@ -192,17 +228,40 @@ def _line(line: str) -> str:
     return line if line.endswith("\n") else line + "\n"
 
 
-def _dump(doc: Document | None, noise: DiffConfig) -> list[str]:
+def _comparable(doc: Document | None, noise: DiffConfig) -> dict[str, Any] | None:
+    """The object as the diff shows it: its noise left out, a Secret's values redacted."""
     if doc is None:
+        return None
+    body = _quiet(doc.body, _fields_pattern(tuple(noise.ignore_fields)), noise)
+    return _redacted(body) if doc.kind in SECRET_KINDS else body
+
+
+def _dump(body: Mapping[str, Any] | None) -> list[str]:
+    if body is None:
         return []
-    body = _quiet(doc.body, noise)
-    if doc.kind in SECRET_KINDS:
-        body = _redacted(body)
+    shown = repr(body)
+    if len(shown) < MEMO_MIN_CHARS:
+        return _dumped(body)
+    # The key is the repr, which tells apart what the dump does (`1`, `1.0`, `true`, key order);
+    # a digest of it, so the key does not weigh what the dump does.
+    key = hashlib.blake2b(shown.encode(), digest_size=20).digest()
+    return list(_DUMPS.get_or_make(key, lambda: tuple(_dumped(body))))
+
+
+def _dumped(body: Mapping[str, Any]) -> list[str]:
     text = yaml.dump(body, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=_WIDE)
     return text.splitlines(keepends=True)
 
 
-def _quiet(value: Any, noise: DiffConfig) -> Any:
+# Large objects' dumps, by content, across reviews: a CRD of 13,000 lines costs ~50 ms to dump, and
+# the base a PR's next push (or a replay's next change) diffs against is the head diffed before.
+MEMO_MIN_CHARS = 20_000
+_DUMPS: BoundedCache[bytes, tuple[str, ...]] = BoundedCache(
+    16 * 2**20, lambda lines: sum(map(len, lines))
+)
+
+
+def _quiet(value: Any, ignored: re.Pattern[str] | None, noise: DiffConfig) -> Any:
     """A plain copy of `value` without the noisy labels and annotations of each `metadata` in it
     (the object's, a pod template's, a volume claim template's), nor the values of ignored fields.
     Selectors keep their labels: a changed selector is no noise."""
@@ -211,15 +270,24 @@ def _quiet(value: Any, noise: DiffConfig) -> Any:
         for k, v in value.items():
             if k == "metadata" and isinstance(v, Mapping):
                 v = _quiet_metadata(v, noise)
-            elif _matches(str(k), noise.ignore_fields):
+            elif ignored is not None and ignored.match(str(k)):
                 v = NOT_COMPARED_VALUE
             # Keys as text: YAML keys may mix numbers and strings (a tcp-services ConfigMap's
             # `8080:`), which sorting cannot compare.
-            out[str(k)] = _quiet(v, noise)
+            out[str(k)] = _quiet(v, ignored, noise)
         return out
     if isinstance(value, list | tuple):
-        return [_quiet(v, noise) for v in value]
+        return [_quiet(v, ignored, noise) for v in value]
     return value
+
+
+@functools.lru_cache(maxsize=64)
+def _fields_pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """`ignore_fields` as one expression: the same matches as fnmatchcase against each pattern,
+    for a walk that asks it of every key of every object."""
+    if not patterns:
+        return None
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
 
 
 def _quiet_metadata(metadata: Mapping[str, Any], noise: DiffConfig) -> dict[str, Any]:

@@ -6,6 +6,7 @@ chart directory into an archive for Helm is bot/engine/chart/archive.py's job.""
 
 from __future__ import annotations
 
+import bisect
 import os
 import subprocess
 import threading
@@ -29,6 +30,7 @@ SYMLINK, SUBMODULE = "120000", "160000"  # git tree modes
 # so writing one never waits on git, which may be writing replies that are only read afterwards.
 _BATCH_CHUNK_BYTES = 16 << 10
 _LISTINGS = 64  # commits whose file listing a long-lived worker keeps
+_SUBTREE_ENTRIES = 200_000  # ~40 MB: every directory of a few trees of a 10,000-file repository
 # Blobs by id never change, and base and head share most of them (a PR changes a few files): a
 # worker keeps the recent ones, up to this many bytes in all, none larger than the second.
 _BLOB_BYTES, _BLOB_MAX = 32 << 20, 1 << 20
@@ -59,6 +61,13 @@ class GitRepo:
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
         self._listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(_LISTINGS)
+        self._file_paths: BoundedCache[str, tuple[str, ...]] = BoundedCache(_LISTINGS)
+        self._tree_listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(_LISTINGS)
+        # Tree objects' entries by id, weighed by entries (~200 bytes each): a commit's listing
+        # reads only the directories no earlier listing had.
+        self._subtrees: BoundedCache[str, list[tuple[bytes, str, str]]] = BoundedCache(
+            _SUBTREE_ENTRIES, lambda entries: 1 + len(entries)
+        )
         self._blobs: BoundedCache[str, bytes] = BoundedCache(_BLOB_BYTES, len)
         if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
@@ -309,21 +318,27 @@ class GitRepo:
         if "\n" in commit or "\0" in commit:  # would split a request line
             raise GitError(f"git ls-tree failed: not a valid object name {commit!r}")
         ((root, _, data),) = self._read_objects([f"{commit}^{{tree}}"], "ls-tree")
+        same = self._tree_listings.get(root)
+        if same is not None:
+            return same  # another commit of the same files (a squash merge of a PR's head)
         width = len(root) // 2  # bytes of an object id in a tree (SHA-1 or SHA-256)
-        trees = {root: _tree_entries(data, width)}
-        wanted = [root]
-        while wanted:  # one level of directories at a time, each read once
+        trees = {root: self._subtree(root, data, width)}
+        level = [root]
+        while level:  # one level of directories at a time, each read once
             below = {
                 oid: None
-                for parent in wanted
+                for parent in level
                 for _, mode, oid in trees[parent]
                 if mode == _TREE and oid not in trees
             }
-            wanted = list(below)
-            for oid, (_, _, data) in zip(
-                wanted, self._read_objects(wanted, "ls-tree"), strict=True
-            ):
-                trees[oid] = _tree_entries(data, width)
+            # A directory an earlier listing read has the same id when unchanged: not read again.
+            missing = [oid for oid in below if not self._known_subtree(oid, trees)]
+            if missing:
+                for oid, (_, _, data) in zip(
+                    missing, self._read_objects(missing, "ls-tree"), strict=True
+                ):
+                    trees[oid] = self._subtree(oid, data, width)
+            level = list(below)
         listing: dict[str, Entry] = {}
         # Depth first, a directory before what it holds, as `ls-tree -r -t` lists them.
         stack = [(b"", iter(trees[root]))]
@@ -340,12 +355,37 @@ class GitRepo:
             )
             if mode == _TREE:
                 stack.append((path + b"/", iter(trees[oid])))
+        self._tree_listings.put(root, listing)
         return listing
+
+    def _subtree(self, oid: str, data: bytes, width: int) -> list[tuple[bytes, str, str]]:
+        entries = _tree_entries(data, width)
+        self._subtrees.put(oid, entries)
+        return entries
+
+    def _known_subtree(self, oid: str, trees: dict[str, list[tuple[bytes, str, str]]]) -> bool:
+        known = self._subtrees.get(oid)
+        if known is not None:
+            trees[oid] = known
+        return known is not None
 
     def clear_listings(self) -> None:
         """Forget cached tree listings and blobs (benchmarks measure a cold review)."""
         self._listings.clear()
+        self._file_paths.clear()
+        self._tree_listings.clear()
+        self._subtrees.clear()
         self._blobs.clear()
+
+    def file_paths(self, commit: str) -> tuple[str, ...]:
+        """The paths of the commit's files (no directories), sorted. Cached per commit: checks ask
+        for a directory's files thousands of times a review, each a range of this."""
+        found = self._file_paths.get(commit)
+        if found is None:
+            listing = self.listing(commit)
+            found = tuple(sorted(p for p, e in listing.items() if e.kind != "tree"))
+            self._file_paths.put(commit, found)
+        return found
 
     def object_id(self, commit: str, path: str) -> str | None:
         proc = self._run(
@@ -496,9 +536,13 @@ class GitTree:
     def __init__(self, repo: GitRepo, commit: str) -> None:
         self.repo = repo
         self.commit = commit
+        self._listing: dict[str, Entry] | None = None
 
     def entry(self, path: str) -> Entry | None:
-        return self.repo.listing(self.commit).get(path)
+        # The listing held once asked: a review reads tens of thousands of entries.
+        if self._listing is None:
+            self._listing = self.repo.listing(self.commit)
+        return self._listing.get(path)
 
     def read(self, path: str) -> bytes | None:
         entry = self.entry(path)
@@ -525,11 +569,15 @@ class GitTree:
         ]
 
     def paths(self, prefix: str = "") -> tuple[str, ...]:
-        lead = prefix.rstrip("/") + "/" if prefix not in ("", ".") else ""
-        listing = self.repo.listing(self.commit)
-        return tuple(
-            sorted(p for p, e in listing.items() if p.startswith(lead) and e.kind != "tree")
-        )
+        files = self.repo.file_paths(self.commit)
+        if prefix in ("", "."):
+            return files
+        lead = prefix.rstrip("/") + "/"
+        # Sorted, so the paths under `lead` are one run: from the first >= lead to the first
+        # past every string that starts with it.
+        start = bisect.bisect_left(files, lead)
+        end = bisect.bisect_left(files, lead[:-1] + chr(ord("/") + 1), lo=start)
+        return files[start:end]
 
     def tree_id(self, directory: str) -> str | None:
         if directory in ("", "."):

@@ -242,6 +242,18 @@ class RenderProcess:
         log.error("render process %s did not start: %s", self.pid, tail[-2000:])
         return "the render process did not start (see the bot's log)"
 
+    def ended(self) -> bool:
+        """Exited, or exiting: a process killed from outside shows its main thread a zombie at
+        once, but cannot be reaped (poll() says running) until its other threads, Go's, have ended
+        too, which takes a while on a loaded machine; it will never answer, so it counts as ended."""
+        if self.proc.poll() is not None:
+            return True
+        try:
+            stat = Path(f"/proc/{self.pid}/stat").read_text()
+        except OSError:
+            return False  # not Linux, or reaped meanwhile (then poll() says so next time)
+        return stat.rpartition(") ")[2][:1] == "Z"
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
@@ -367,7 +379,7 @@ class SandboxedHelm:
                 raise RenderFailure("the renderer is shut down", transient=True)
             while self._idle:
                 process = self._idle.pop()
-                if process.proc.poll() is None:
+                if not process.ended():
                     return process
                 # Ended while idle (killed from outside): not this render's doing, so replaced.
                 self._all.discard(process)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.lru import BoundedCache
+
 # Files whose `#` lines are Markdown headings rather than comments.
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 
@@ -36,6 +38,15 @@ MIN_CAPITAL_WORDS = 2  # words with two or more capitals each ...
 MIN_CAPITALS = (
     8  # ... and this many capitals in all: `READINESS ONLY` passes, `TODO` and `NOTE` do not
 )
+
+
+# What a line must start with (after its indentation) to open or be a comment, or a fence: the rest
+# are skipped without a pattern. Every opener below starts with one of these.
+_OPENING = frozenset("#/-{<`~")
+# A file's headings, by its text, across reviews: a PR's next push and a replay's next change read
+# the same files again (kube-prometheus-stack's values.yaml, 6,000 lines, costs ~25 ms a read).
+# Bounded by the characters of the texts kept.
+MAX_MEMO_CHARS = 8 * 2**20
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,9 @@ def comment_bodies(text: str, markdown: bool = False) -> list[str | None]:
     closer: re.Pattern[str] | None = None
     fenced = False
     for line in text.splitlines():
+        if closer is None and line.lstrip()[:1] not in _OPENING:
+            bodies.append(None)  # neither in a comment nor opening one (nor a fence): most lines
+            continue
         if markdown and closer is None and FENCE_RE.match(line):
             fenced = not fenced
             bodies.append(None)
@@ -137,9 +151,33 @@ def _until(line: str, closer: re.Pattern[str]) -> tuple[str, bool]:
 
 def find_headings(path: str, text: str) -> tuple[Heading, ...]:
     """Every heading of a file, in line order."""
-    markdown = is_markdown(path)
+    return headings_in(is_markdown(path), text)
+
+
+def headings_in(
+    markdown: bool, text: str, bodies: list[str | None] | None = None
+) -> tuple[Heading, ...]:
+    """Every heading of a text read as Markdown or not, in line order; `bodies`, when given, are
+    its comment_bodies(text, markdown), already at hand."""
+    key = (markdown, text)
+    found = _HEADINGS.get(key)
+    if found is None:
+        found = (len(text), _find_headings(markdown, text, bodies))
+        _HEADINGS.put(key, found)
+    return found[1]
+
+
+_HEADINGS: BoundedCache[tuple[bool, str], tuple[int, tuple[Heading, ...]]] = BoundedCache(
+    MAX_MEMO_CHARS, lambda entry: entry[0] + 64 * len(entry[1])
+)
+
+
+def _find_headings(
+    markdown: bool, text: str, bodies: list[str | None] | None
+) -> tuple[Heading, ...]:
     found: dict[int, str] = {}
-    for number, body in enumerate(comment_bodies(text, markdown), start=1):
+    bodies = comment_bodies(text, markdown) if bodies is None else bodies
+    for number, body in enumerate(bodies, start=1):
         if body is not None and (heading := comment_heading(body)):
             found[number] = heading
     if markdown:

@@ -7,15 +7,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
+from bot.lru import BoundedCache
 from checks.headings.refs import Unit, blank, parse_unit
 from checks.headings.text import (
     ATX_RE,
+    MAX_MEMO_CHARS,
     caps_heading_span,
     collapse,
     comment_bodies,
     comment_heading,
     fenced_lines,
-    find_headings,
+    headings_in,
     is_markdown,
 )
 
@@ -29,27 +31,47 @@ def file_units(path: str, text: str, wanted: frozenset[int] | None = None) -> li
     """The units of a file that hold a wanted line (every unit when `wanted` is None): paragraphs of
     a prose file, comment blocks and single code lines elsewhere. Heading lines are definitions, not
     references, and are blanked."""
-    lines = text.splitlines()
-    blanked = _blank_headings(path, lines)
-    if is_markdown(path):
-        blanked = _blank_fences(blanked)
-    if path.lower().endswith(PROSE_SUFFIXES):
-        blocks = _runs([(i, line.strip() != "") for i, line in enumerate(blanked)], blanked)
-        pieces = [(start, block, True) for start, block in blocks]
-    else:
-        pieces = _code_pieces(path, "\n".join(blanked))
     units = []
-    for start, block, bare in pieces:
-        numbers = range(start + 1, start + 1 + len(block))
-        if wanted is None or any(n in wanted for n in numbers):
+    for start, block, bare in _pieces(
+        is_markdown(path), path.lower().endswith(PROSE_SUFFIXES), text
+    ):
+        if wanted is None or any(n in wanted for n in range(start + 1, start + 1 + len(block))):
             units.append(parse_unit(block, start + 1, bare))
     return units
 
 
-def _blank_headings(path: str, lines: list[str]) -> list[str]:
-    out = list(lines)
-    bodies = comment_bodies("\n".join(lines), is_markdown(path))
-    for heading in find_headings(path, "\n".join(lines)):
+Piece = tuple[int, tuple[str, ...], bool]  # (index of its first line, its lines, read as prose)
+
+
+def _pieces(markdown: bool, prose: bool, text: str) -> tuple[Piece, ...]:
+    """The file cut into units' lines, by its text, across reviews (as its headings are)."""
+    key = (markdown, prose, text)
+    found = _PIECES.get(key)
+    if found is None:
+        found = (len(text), _cut(markdown, prose, text))
+        _PIECES.put(key, found)
+    return found[1]
+
+
+_PIECES: BoundedCache[tuple[bool, bool, str], tuple[int, tuple[Piece, ...]]] = BoundedCache(
+    MAX_MEMO_CHARS, lambda entry: 2 * entry[0]
+)
+
+
+def _cut(markdown: bool, prose: bool, text: str) -> tuple[Piece, ...]:
+    blanked = _blank_headings(markdown, text)
+    if markdown:
+        blanked = _blank_fences(blanked)
+    if prose:
+        blocks = _runs([(i, line.strip() != "") for i, line in enumerate(blanked)], blanked)
+        return tuple((start, tuple(block), True) for start, block in blocks)
+    return _code_pieces(markdown, "\n".join(blanked))
+
+
+def _blank_headings(markdown: bool, text: str) -> list[str]:
+    out = text.splitlines()
+    bodies = comment_bodies(text, markdown)
+    for heading in headings_in(markdown, text, bodies):
         index = heading.line - 1
         body = bodies[index]
         span = caps_heading_span(body) if body is not None else None
@@ -64,14 +86,14 @@ def _blank_headings(path: str, lines: list[str]) -> list[str]:
     return out
 
 
-def _code_pieces(path: str, text: str) -> list[tuple[int, list[str], bool]]:
-    bodies = comment_bodies(text, is_markdown(path))
+def _code_pieces(markdown: bool, text: str) -> tuple[Piece, ...]:
+    bodies = comment_bodies(text, markdown)
     lines = text.splitlines()
-    pieces: list[tuple[int, list[str], bool]] = []
+    pieces: list[Piece] = []
     for start, block in _runs([(i, b is not None) for i, b in enumerate(bodies)], bodies):
-        pieces.append((start, [b or "" for b in block], True))
-    pieces += [(i, [lines[i]], False) for i, b in enumerate(bodies) if b is None and lines[i]]
-    return pieces
+        pieces.append((start, tuple(b or "" for b in block), True))
+    pieces += [(i, (lines[i],), False) for i, b in enumerate(bodies) if b is None and lines[i]]
+    return tuple(pieces)
 
 
 def _runs(flags: Iterable[tuple[int, bool]], items: Sequence[T]) -> list[tuple[int, list[T]]]:

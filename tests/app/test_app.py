@@ -101,7 +101,9 @@ def test_editing_the_description_re_reviews_the_same_head(
     # The headings check reads the description: a fixed reference must turn the run green
     # without a push.
     pr = github.state.pulls[(REPO, 1)]
-    github.update_pull(pr, body=f'Keeps the order: see "ROLLBACK ON THE DEGRADED PATH" in {TEMPLATE}.')
+    github.update_pull(
+        pr, body=f'Keeps the order: see "ROLLBACK ON THE DEGRADED PATH" in {TEMPLATE}.'
+    )
     _open(app, scenario)
     wait_for(lambda: _reviewed(github, scenario.head), what="the first review")
     assert _conclusions(github, scenario.head)["chart-review/headings"] == "failure"

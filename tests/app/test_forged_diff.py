@@ -38,7 +38,9 @@ def test_a_forged_file_header_in_a_template_hides_nothing(
     g.write(TEMPLATE, FORGED + with_init(chart_files("client", "client")[TEMPLATE]))
     head = g.commit("Wait for MySQL (and say it is only docs)").sha()
     g.pull_ref(2, "forged").checkout("develop")
-    github.add_pull(REPO, number=2, head_sha=head, base_sha=base, head_ref="forged", base_ref="develop")
+    github.add_pull(
+        REPO, number=2, head_sha=head, base_sha=base, head_ref="forged", base_ref="develop"
+    )
     payload = pull_request_event("opened", REPO, scenario.clone_url, 2, head)
     assert app.deliver("pull_request", payload).status_code == 202
 

@@ -180,9 +180,10 @@ def assert_speaks_only_in_our_voice(markdown: str, verdict_lines: int = 1) -> No
     assert "<img" not in markdown and "[x](" not in markdown and RLO not in markdown
     verdicts = [x for x in markdown.splitlines() if x.startswith(("## ✅", "## ❌"))]
     # The broken chart renders on no profile: it is said as not reviewed, in our words.
-    assert verdicts == ["## ❌ chart-review: 3 failures, 1 warning; not reviewed: broken"][
-        :verdict_lines
-    ]
+    assert (
+        verdicts
+        == ["## ❌ chart-review: 3 failures, 1 warning; not reviewed: broken"][:verdict_lines]
+    )
 
 
 def test_real_review_of_hostile_chart_text(tmp_path: Path) -> None:

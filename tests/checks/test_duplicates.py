@@ -204,7 +204,9 @@ def test_a_shared_version_bump_alone_is_the_version_check_s_business(g: GitBuild
 def test_rendered_examples_that_only_echo_the_same_bump_are_no_duplicate(g: GitBuilder) -> None:
     """As in a real chart repository: every PR that bumps the chart regenerates its committed
     `examples/*/rendered/` files, whose chart labels then change alike in all of them."""
-    example = "metadata:\n  labels:\n    helm.sh/chart: app-{v}\n    app.kubernetes.io/version: {v}\n"
+    example = (
+        "metadata:\n  labels:\n    helm.sh/chart: app-{v}\n    app.kubernetes.io/version: {v}\n"
+    )
     g.write("app/examples/basic/rendered/deployment.yaml", example.format(v="1.0.0")).commit("ex")
     bumped = CHART.replace("1.0.0", "1.1.0")
     regenerated = example.format(v="1.1.0")

@@ -207,3 +207,27 @@ def test_only_wanted_lines_are_read() -> None:
     units = file_units("notes.sh", "x: 1\n" + text, frozenset({3}))
     found = [r for u in units for r in references(u, lambda f: True, frozenset({3}))]
     assert [(r.text, r.line) for r in found] == [("SINGLE REPLICA", 3)]
+
+
+def test_one_text_read_as_markdown_and_as_code_keeps_both_readings_apart() -> None:
+    """Headings and units are kept per text across reviews; the same text in a `.md` and in a
+    `.yaml` file reads differently, whichever is asked first."""
+    text = "# Install steps\n\nkey: 1\n# ROLLOUT ORDER FIRST\n"
+    assert find_headings("values.yaml", text) == (Heading("ROLLOUT ORDER FIRST", 4),)
+    assert find_headings("README.md", text) == (
+        Heading("Install steps", 1),
+        Heading("ROLLOUT ORDER FIRST", 4),
+    )
+    assert find_headings("values.yaml", text) == (Heading("ROLLOUT ORDER FIRST", 4),)
+
+
+def test_the_units_kept_for_a_text_are_filtered_by_each_ask_for_its_lines() -> None:
+    text = "a: 1\n# see the README\nb: 2\n"
+    assert [u.first_line for u in file_units("values.yaml", text, frozenset({1}))] == [1]
+    assert [u.first_line for u in file_units("values.yaml", text, frozenset({2}))] == [2]
+    assert [u.first_line for u in file_units("values.yaml", text)] == [2, 1, 3]
+
+
+def test_lines_that_cannot_open_a_comment_are_none_and_block_comments_still_span() -> None:
+    text = "a: 1\n{{/* FIRST LINE\n  still inside */}}\n  <!-- x -->\nb: 2 # trailing\n"
+    assert comment_bodies(text) == [None, " FIRST LINE", "  still inside ", "x", None]

@@ -44,7 +44,11 @@ def test_a_library_chart_is_not_reviewed_and_names_who_depends_on_it(tmp_path: P
     report = review(g)
     # The library is said to be unreviewable; the chart that renders it is reviewed in its place.
     chart, dependent = report.charts
-    assert (chart.path, dependent.path, dependent.not_reviewed) == ("charts/common", "charts/web", None)
+    assert (chart.path, dependent.path, dependent.not_reviewed) == (
+        "charts/common",
+        "charts/web",
+        None,
+    )
     assert chart.not_reviewed == (
         "it is a library chart, which renders nothing itself; "
         "the charts that depend on it here: charts/web"

@@ -12,9 +12,7 @@ from checks.qos.pod import BadQuantity
 from tests.support.paths import FIXTURES
 from tests.support.qos import docs
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
-    (FIXTURES / "qos_cases.yaml").read_text()
-)
+CASES: list[dict[str, Any]] = yaml.safe_load((FIXTURES / "qos_cases.yaml").read_text())
 
 
 def test_fixture_ports_every_upstream_case() -> None:

@@ -210,6 +210,25 @@ def test_secret_values_and_generated_certificates_are_never_shown() -> None:
     )
 
 
+def test_values_python_calls_equal_still_differ_when_the_yaml_does() -> None:
+    """`1`, `1.0` and `true` compare equal in Python; in the manifest they are three values."""
+    old = (doc("ConfigMap", "c", {"data": {"a": 1, "b": 1, "c": 0}}),)
+    new = (doc("ConfigMap", "c", {"data": {"a": True, "b": 1.0, "c": 0}}),)
+    diff = chart_diff("web", rendered_diffs(renders(old, new), DiffConfig()))
+    assert diff is not None
+    (profile,) = diff.profiles
+    assert profile.status == CHANGED
+    assert "-  a: 1\n-  b: 1\n+  a: true\n+  b: 1.0\n   c: 0\n" in profile.text
+
+
+def test_objects_equal_but_for_the_order_of_their_keys_are_unchanged() -> None:
+    old = (doc("ConfigMap", "c", {"data": {"a": "1", "b": "2"}}),)
+    new = (doc("ConfigMap", "c", {"data": {"b": "2", "a": "1"}}),)
+    diff = chart_diff("web", rendered_diffs(renders(old, new), DiffConfig()))
+    assert diff is not None
+    assert diff.profiles[0].status == UNCHANGED
+
+
 def test_an_object_the_pr_adds_is_diffed_against_nothing() -> None:
     script = doc("ConfigMap", "c", {"data": {"run.sh": "set -e\necho hi\n"}})
     diff = chart_diff("web", rendered_diffs(renders((), (script,)), DiffConfig()))

@@ -65,7 +65,6 @@ def test_a_schema_too_deep_to_parse_is_not_handed_on() -> None:
     assert schema_escape(nested) == '"$ref": "file:///x" names a document outside the schema'
 
 
-
 @pytest.fixture
 def listener() -> Iterator[tuple[int, list[bytes]]]:
     """A loopback server that records every connection it is offered."""

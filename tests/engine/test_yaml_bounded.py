@@ -86,7 +86,9 @@ def test_a_values_file_bomb_is_a_finding_naming_the_file(tmp_path: Path) -> None
     g = bomb_repo(tmp_path, "app/ci/equal-values.yaml", laughs())
     ((rule, path, message),) = review_within_a_second(g)
     assert (rule, path) == ("head-fails", "app/ci/equal-values.yaml")
-    assert "values file app/ci/equal-values.yaml line 7: not valid YAML: its aliases expand" in message
+    assert (
+        "values file app/ci/equal-values.yaml line 7: not valid YAML: its aliases expand" in message
+    )
 
 
 QUOTA = """apiVersion: v1

@@ -97,3 +97,69 @@ def test_read_many_reads_as_read_does_in_one_request(tmp_path: Path) -> None:
     assert tree.read_many(paths) == [tree.read(p) for p in paths]
     assert tree.read_many(paths) == [b"# B\n", None, b"# A\n", None, None, b"# A\n"]
     assert tree.read_many([]) == []
+
+
+def ls_tree(g: GitBuilder, commit: str) -> dict[str, tuple[str, str, str]]:
+    expected = {}
+    for line in g.run_git("ls-tree", "-r", "-t", "-z", commit).split("\0"):
+        if line:
+            meta, _, name = line.partition("\t")
+            mode, kind, oid = meta.split()
+            expected[name] = (mode, kind, oid)
+    return expected
+
+
+def test_listings_of_successive_commits_reuse_directories_and_equal_ls_tree(
+    tmp_path: Path,
+) -> None:
+    """A listing reads only the directories no earlier listing had (unchanged ones have the same
+    id); every listing still equals git's own, in what it holds and in its order."""
+    g = GitBuilder(tmp_path / "r")
+    for n in range(3):
+        g.write(f"charts/c{n}/Chart.yaml", f"name: c{n}\n").write(f"charts/c{n}/t/a.yaml", "a\n")
+    first = g.commit("one").sha()
+    g.write("charts/c1/t/a.yaml", "changed\n").remove("charts/c2/t/a.yaml")
+    g.write("charts/c2/new/b.yaml", "b\n")
+    second = g.commit("two").sha()
+    repo = GitRepo(g.path)
+    asked: list[list[str]] = []
+    read = repo._read_objects
+
+    def counting(names: list[str], what: str) -> list[tuple[str, str, bytes]]:
+        asked.append(list(names))
+        return read(names, what)
+
+    repo._read_objects = counting  # type: ignore[method-assign]
+    for commit in (first, second):
+        listing = repo.listing(commit)
+        expected = ls_tree(g, commit)
+        assert list(listing) == list(expected)
+        assert {p: (e.mode, e.kind, e.oid) for p, e in listing.items()} == expected
+    second_reads = [oid for names in asked[-4:] for oid in names if "^" not in oid]
+    unchanged = ls_tree(g, second)["charts/c0"][2]
+    assert unchanged not in second_reads  # c0 was read for the first commit only
+    assert ls_tree(g, second)["charts/c2/new"][2] in second_reads
+
+
+def test_two_commits_of_one_tree_share_their_listing(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a/b.txt", "x").commit("one")
+    tree = g.run_git("rev-parse", "HEAD^{tree}").strip()
+    other = g.run_git("commit-tree", tree, "-m", "a squash merge of the same files").strip()
+    repo = GitRepo(g.path)
+    assert repo.listing(other) is repo.listing(g.sha())
+
+
+def test_paths_under_a_directory_are_the_sorted_files_below_it(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    for path in ("a/x", "a/b/y", "a-b/z", "a.b/w", "ab/v", "a/c/d/u", "b"):
+        g.write(path, path)
+    tree = GitRepo(g.path).tree(g.commit("files").sha())
+    assert tree.paths("a") == ("a/b/y", "a/c/d/u", "a/x")
+    assert tree.paths("a/") == tree.paths("a")
+    assert tree.paths("a/c") == ("a/c/d/u",)
+    assert tree.paths("nothing") == ()
+    assert (
+        tree.paths("")
+        == tree.paths(".")
+        == tuple(sorted(("a/x", "a/b/y", "a-b/z", "a.b/w", "ab/v", "a/c/d/u", "b")))
+    )

@@ -86,7 +86,11 @@ def test_a_squash_merge_is_the_pr_head_when_the_pull_ref_is_kept(g: GitBuilder) 
     assert (bare.kind, bare.number, bare.head) == ("squash", 7, entry.sha)
     pulled = merged_change(entry, repo.refs("refs/pull/*/head"))
     assert pulled is not None
-    assert (pulled.kind, pulled.head, pulled.base) == ("squash+pull-ref", g.sha("pr7"), entry.parents[0])
+    assert (pulled.kind, pulled.head, pulled.base) == (
+        "squash+pull-ref",
+        g.sha("pr7"),
+        entry.parents[0],
+    )
 
 
 def test_a_root_commit_is_no_change(g: GitBuilder) -> None:
@@ -133,8 +137,14 @@ def test_pr_number_from_github_merge_subjects(subject: str, number: int | None) 
 
 def test_parse_reads_paths_with_spaces_and_no_paths() -> None:
     data = (
-        b"\x1ea1 p1\x00" b"100\x00" b"first\x00\n" b"dir/a file.md\x00" b"b.md\x00"
-        b"\x1ea2 p2 p3\x00" b"90\x00" b"Merge empty\x00"
+        b"\x1ea1 p1\x00"
+        b"100\x00"
+        b"first\x00\n"
+        b"dir/a file.md\x00"
+        b"b.md\x00"
+        b"\x1ea2 p2 p3\x00"
+        b"90\x00"
+        b"Merge empty\x00"
     )
     first, merge = parse_first_parent_log(data)
     assert first.paths == ("dir/a file.md", "b.md")

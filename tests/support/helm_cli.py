@@ -57,7 +57,10 @@ def render(chart: object, values: dict, args: argparse.Namespace) -> dict[str, s
     if args.api_versions:
         opts["api_versions"] = [v for arg in args.api_versions for v in arg.split(",") if v]
     out = helm_python._native.call_string(
-        "helm_render", chart._raw(), json.dumps(values), json.dumps(opts)  # type: ignore[attr-defined]
+        "helm_render",
+        chart._raw(),
+        json.dumps(values),
+        json.dumps(opts),  # type: ignore[attr-defined]
     )
     return json.loads(out)  # type: ignore[no-any-return]
 

@@ -70,7 +70,9 @@ class Scenario:
         self.prs[number] = pr
         return pr
 
-    def context(self, number: int, config: Config | None = None, chart: str = "client") -> ChartContext:
+    def context(
+        self, number: int, config: Config | None = None, chart: str = "client"
+    ) -> ChartContext:
         """The Context the engine builds to review PR `number` into develop."""
         return context_for(self.repo, self.prs[number], list(self.prs.values()), config, chart)
 

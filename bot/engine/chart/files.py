@@ -12,6 +12,7 @@ import yaml
 from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
+from bot.lru import BoundedCache
 
 CHART_FILE = "Chart.yaml"
 HELMIGNORE = ".helmignore"
@@ -63,10 +64,19 @@ def in_chart(path: str, chart_path: str) -> bool:
 
 def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
     """The chart's metadata at `tree`, or None when the chart has no `Chart.yaml` there."""
-    path = chart_file(chart_path)
-    text = tree.text(path)
+    text = tree.text(chart_file(chart_path))
     if text is None:
         return None
+    return _METAS.get_or_make((chart_path, text), lambda: parse_chart_meta(chart_path, text))
+
+
+# Parsed by text: every open PR's and every replayed change's claim reads a Chart.yaml that most
+# of the others share; one is ~1 ms to parse and a few KB to keep.
+_METAS: BoundedCache[tuple[str, str], ChartMeta] = BoundedCache(4096)
+
+
+def parse_chart_meta(chart_path: str, text: str) -> ChartMeta:
+    path = chart_file(chart_path)
     match = VERSION_LINE_RE.search(text)
     line = text.count("\n", 0, match.start()) + 1 if match else None
     try:
@@ -110,15 +120,20 @@ def all_chart_dirs(paths: Sequence[str]) -> list[str]:
             if p == "Chart.yaml" or p.endswith("/Chart.yaml")
         }
     )
-    return [
-        d
-        for d in dirs
-        if not any(
-            d.startswith(f"{o}/charts/") or (o == "." and d.startswith("charts/"))
-            for o in dirs
-            if o != d
-        )
-    ]
+    known = set(dirs)
+    return [d for d in dirs if not _vendored(d, known)]
+
+
+def _vendored(chart_dir: str, dirs: set[str]) -> bool:
+    """Under another chart's `charts/`: some `…/charts/` in the path follows a chart directory."""
+    if chart_dir.startswith("charts/") and "." in dirs:
+        return True
+    at = chart_dir.find("/charts/")
+    while at >= 0:
+        if chart_dir[:at] in dirs:
+            return True
+        at = chart_dir.find("/charts/", at + 1)
+    return False
 
 
 def find_charts(tree: Tree) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ once as the engine renders. Target (issue 17): 200 real changes of a 4-profile r
 minute on 2 cores.
 
     .venv/bin/python bench/replay_bench.py [--repo DIR] [--last N] [--charts N] [--templates N]
+        [--offline]
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def build_history(root: Path, charts: int, templates: int, changes: int) -> None
     git(root, "repack", "-adq")
 
 
-def replay(repo_dir: Path, last: int) -> None:
+def replay(repo_dir: Path, last: int, offline: bool = False) -> None:
     repo = GitRepo(repo_dir)
     branch = repo.default_branch() or "HEAD"
     args = argparse.Namespace(last=last, since=None, chart=[])
@@ -76,7 +77,7 @@ def replay(repo_dir: Path, last: int) -> None:
     engine = Engine(repo, renderer, REGISTRY, cache)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    rows = list(reviewed_in_order(engine, changes, ()))
+    rows = list(reviewed_in_order(engine, changes, (), offline=offline))
     total = time.perf_counter() - t0
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     raw = renderer.replay_alone()
@@ -105,9 +106,15 @@ def main() -> None:
     parser.add_argument("--last", type=int, default=200)
     parser.add_argument("--charts", type=int, default=8)
     parser.add_argument("--templates", type=int, default=20)
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="fetch no dependency (as `replay --offline`): where no chart repository can be "
+        "reached, each fetch only waits to fail",
+    )
     args = parser.parse_args()
     if args.repo is not None:
-        replay(args.repo, args.last)
+        replay(args.repo, args.last, args.offline)
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"

@@ -3,6 +3,7 @@ where an unbounded cache is a memory leak an attacker can drive."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections import OrderedDict
@@ -94,6 +95,42 @@ class IdentityMemo(Generic[T, V]):
             while len(self._data) > self.size:
                 del self._data[next(iter(self._data))]
         return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class WeakIdentityMemo(Generic[V]):
+    """What `make()` gave for some objects (and a hashable `extra`), found by the objects'
+    identities and forgotten as soon as any of them is collected: a memo that keeps nothing alive,
+    for values derived from a review's renders that several parts of the same review ask for.
+    Thread-safe; two threads making the same entry at once both compute it."""
+
+    def __init__(self) -> None:
+        self._data: dict[tuple[Any, ...], tuple[tuple[weakref.ref[Any], ...], V]] = {}
+        self._lock = threading.Lock()
+        _ALL.add(self)
+
+    def get_or_make(self, objs: tuple[Any, ...], extra: Any, make: Callable[[], V]) -> V:
+        key = (*map(id, objs), extra)
+        hit = self._data.get(key)
+        if hit is not None and all(r() is o for r, o in zip(hit[0], objs, strict=True)):
+            return hit[1]
+        value = make()
+        forget = functools.partial(self._forget, key)
+        refs = tuple(weakref.ref(o, forget) for o in objs)
+        with self._lock:
+            self._data[key] = (refs, value)
+        return value
+
+    def _forget(self, key: tuple[Any, ...], _gone: weakref.ref[Any]) -> None:
+        # Called as one of the objects is freed: its id cannot have been reused yet.
+        with self._lock:
+            self._data.pop(key, None)
 
     def clear(self) -> None:
         with self._lock:

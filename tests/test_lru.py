@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from bot.lru import BoundedCache, IdentityMemo, clear_all
+import gc
+import weakref
+
+from bot.lru import BoundedCache, IdentityMemo, WeakIdentityMemo, clear_all
 
 
 def test_forgets_the_least_recently_used() -> None:
@@ -58,3 +61,28 @@ def test_clear_all_empties_every_cache() -> None:
     memo.get_or_make(object(), lambda _: 1)
     clear_all()
     assert (len(cache), len(memo)) == (0, 0)
+
+
+class _Render:
+    """Stands for a review's render: any object a weak reference can name."""
+
+
+def test_a_weak_identity_memo_makes_once_per_objects_and_keeps_nothing_alive() -> None:
+    memo: WeakIdentityMemo[str] = WeakIdentityMemo()
+    made: list[str] = []
+
+    def make(label: str) -> str:
+        made.append(label)
+        return label
+
+    a, b = _Render(), _Render()
+    assert memo.get_or_make((a, b), "p", lambda: make("ab")) == "ab"
+    assert memo.get_or_make((a, b), "p", lambda: make("again")) == "ab"
+    assert memo.get_or_make((b, a), "p", lambda: make("ba")) == "ba"  # the order counts
+    assert memo.get_or_make((a, b), "q", lambda: make("abq")) == "abq"  # and the extra
+    assert made == ["ab", "ba", "abq"]
+    probe = weakref.ref(a)
+    del a
+    gc.collect()
+    assert probe() is None  # the memo held no strong reference
+    assert len(memo) == 0  # every entry naming it went with it

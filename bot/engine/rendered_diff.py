@@ -23,7 +23,7 @@ import yaml
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Rendered
 from bot.engine.manifests import Document
-from bot.lru import BoundedCache
+from bot.lru import BoundedCache, WeakIdentityMemo
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,50 @@ def chart_diff(path: str, extra: Mapping[str, Any]) -> ChartDiff | None:
 
 
 def profile_diff(
+    profile: str, base: Rendered | None, head: Rendered | None, noise: DiffConfig
+) -> ProfileDiff:
+    """The profile's diff; asked three times a review (the report, and twice by the duplicates
+    check), made once for each pair of renders while they live."""
+    if base is None or head is None:
+        return _profile_diff(profile, base, head, noise)
+    rules = (
+        tuple(noise.ignore_labels),
+        tuple(noise.ignore_annotations),
+        tuple(noise.ignore_fields),
+    )
+    return _DIFFS.get_or_make(
+        (base, head), (profile, rules), lambda: _profile_diff(profile, base, head, noise)
+    )
+
+
+_DIFFS: WeakIdentityMemo[ProfileDiff] = WeakIdentityMemo()
+
+
+# What every release changes, whatever a repository's `diff:` config says: the labels naming the
+# chart's and the app's version, checksum annotations, a generated CA. The defaults of DiffConfig.
+RELEASE_NOISE = DiffConfig()
+
+
+def renders_alike(base: Rendered, head: Rendered, noise: DiffConfig = RELEASE_NOISE) -> bool:
+    """Both rendered, into the same objects but for `noise`: what the diff calls unchanged, told
+    without a dump (an object whose keys only moved counts as changed: the caller then does the
+    work it would have skipped, never the reverse)."""
+    if base.error is not None or head.error is not None:
+        return False
+    old, new = _by_key(base.documents), _by_key(head.documents)
+    if old.keys() != new.keys():
+        return False
+    try:
+        return all(
+            _same(a.body, b.body) or _same(_comparable(a, noise), _comparable(b, noise))
+            for key, a in old.items()
+            for b in (new[key],)
+        )
+    except RecursionError:
+        return False
+
+
+def _profile_diff(
     profile: str, base: Rendered | None, head: Rendered | None, noise: DiffConfig
 ) -> ProfileDiff:
     if base is None:

@@ -61,6 +61,8 @@ def _batched(git: BatchGit, target: str, prs: Sequence[OpenPR], paths: Sequence[
             if base is None:
                 continue
             before, after = dirs[base], dirs[head]
+            if before.tree_id == after.tree_id:
+                continue  # the PR left the whole directory alone: most of hundreds of open PRs
             changed = [p for p in inside if before.content_id(p) != after.content_id(p)]
             if changed:
                 found.setdefault(head, {}).update(_compare(before, after, changed))

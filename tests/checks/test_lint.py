@@ -4,6 +4,7 @@ on real git repositories and real Helm, said only for what the PR changed."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bot.engine.context import LintSeverity
 from bot.engine.report import Finding, Report
@@ -11,6 +12,7 @@ from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from bot.render.lint import Linted
 from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
 
@@ -105,7 +107,8 @@ def test_the_same_error_at_base_is_folded_even_when_its_line_moved(tmp_path: Pat
     g = pr(g, {"web/templates/ports.yaml": "{{/* a comment above */}}\n\n" + TEST_RELEASE_ONLY})
     (finding,) = lint(review(g))
     assert (finding.severity, finding.preexisting, finding.line) == ("notice", True, 9)
-    assert finding.title.endswith("on eks, gke (already at base)")
+    # gke renders alike at both sides: not linted (its lint could only repeat the base's).
+    assert finding.title.endswith("on eks (already at base)")
     assert finding.message.endswith("Already so at base, so not this PR's doing.")
 
 
@@ -146,10 +149,9 @@ def test_a_profile_the_pr_adds_is_compared_with_the_base_profiles(tmp_path: Path
     g = repo(tmp_path, {"web/values.yaml": NO_SELECTOR + "serviceName: web\n"})
     g = pr(g, {"web/ci/aks-values.yaml": "{}\n"})
     findings = lint(review(g))
-    # Every profile lacks the selector, at base too: the added profile is not blamed for it.
-    assert [(f.severity, f.profile, f.preexisting) for f in findings] == [
-        ("notice", "aks, eks, gke", True)
-    ]
+    # Every profile lacks the selector, at base too: the added profile is not blamed for it (eks
+    # and gke render alike at both sides, so lint is not asked there: it could only repeat).
+    assert [(f.severity, f.profile, f.preexisting) for f in findings] == [("notice", "aks", True)]
 
 
 def test_a_render_failure_is_not_said_twice(tmp_path: Path) -> None:
@@ -192,3 +194,44 @@ def report_renders(g: GitBuilder) -> dict[str, object]:
     engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
     (chart,) = engine.review(ReviewInput(base="develop", head="pr", offline=True)).context.charts
     return dict(chart.head)
+
+
+class CountingLints:
+    """Helm, counting the lints it is asked for, by the profile's values."""
+
+    def __init__(self) -> None:
+        self.helm = EmbeddedHelm()
+        self.version = self.helm.version
+        self.linted: list[object] = []
+
+    def render(self, *args: Any) -> dict[str, str]:
+        return self.helm.render(*args)
+
+    def render_linted(self, archive: bytes, values: Any, *rest: Any) -> Linted:
+        self.linted.append(values.get("serviceName"))
+        return self.helm.render_linted(archive, values, *rest)
+
+
+def test_lint_is_asked_only_where_the_pr_changed_a_render_and_once_for_the_chart(
+    tmp_path: Path,
+) -> None:
+    """A PR that changes gke's render alone: gke is linted at head, and eks (the first profile,
+    for what lint says of the chart itself); a third profile rendering alike is not."""
+    g = repo(tmp_path, {"web/ci/oc-values.yaml": "serviceName: oc\n"})
+    g = pr(g, {"web/ci/gke-values.yaml": "serviceName: gke-new\n"})
+    helm = CountingLints()
+    engine = Engine(GitRepo(g.path), helm, REGISTRY, RenderCache())
+    report = engine.review(ReviewInput(base="develop", head="pr", offline=True)).report
+    assert sorted(map(str, helm.linted)) == ["None", "gke-new"]  # eks's values are {}
+    assert lint(report) == []
+
+
+def test_a_chart_level_lint_error_the_pr_brings_is_found_on_the_first_profile(
+    tmp_path: Path,
+) -> None:
+    """A Chart.yaml lint rejects changes no render: the first profile is always linted."""
+    maintainer = "maintainers:\n  - name: web team\n    email: not-an-address\n"
+    g = pr(repo(tmp_path), {"web/Chart.yaml": CHART.format(version="1.0.1") + maintainer})
+    findings = lint(review(g))
+    assert [(f.severity, f.profile) for f in findings] == [("failure", "eks")]
+    assert "invalid email" in findings[0].message

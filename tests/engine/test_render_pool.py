@@ -110,3 +110,41 @@ def test_a_render_base_and_head_share_is_made_once(tmp_path: Path) -> None:
     assert len(report.charts) == len(CHARTS)
     # Base and head are the same trees, their profiles in the pool at once: one render each.
     assert renderer.renders == Counter({name: 2 for name in CHARTS})
+
+
+class SecondBegins:
+    """Helm, whose first render waits until a second, different render has begun: it can only
+    if no worker of the pool sits waiting on the render another worker is making."""
+
+    version = "second-begins"
+
+    def __init__(self) -> None:
+        self.helm = EmbeddedHelm()
+        self.began: list[str] = []
+        self.second = threading.Event()
+        self._lock = threading.Lock()
+
+    def render(
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str
+    ) -> dict[str, str]:
+        key = f"{chart_name(archive)} {sorted(values.items())}"
+        with self._lock:
+            self.began.append(key)
+            first = len(self.began) == 1
+            if len(set(self.began)) > 1:
+                self.second.set()
+        if first:
+            assert self.second.wait(20), "the other worker never began a render of its own"
+        return self.helm.render(archive, values, release, namespace)
+
+
+def test_a_profile_alike_at_both_sides_holds_one_worker_not_two(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r")
+    for path, text in chart_files("charts/a", "a").items():
+        g.write(path, text)
+    g.commit("chart").branch("pr").write("docs/README.md", "# Charts\n").commit("docs only")
+    renderer = SecondBegins()
+    engine = Engine(GitRepo(g.path), renderer, REGISTRY, RenderCache())
+    report = engine.review(ReviewInput(base="develop", head="pr", all_charts=True)).report
+    assert report.charts[0].profiles == ("burst", "equal")
+    assert len(renderer.began) == 2  # one render per profile, for both sides

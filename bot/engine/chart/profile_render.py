@@ -127,10 +127,13 @@ def _render_cached(
 
 
 def _lintable(hit: CachedRender, renderer: Renderer) -> bool:
-    """A render cached without its lint (the base, when the head had nothing to say), by a
-    renderer that can lint: asked again, linted. Not a render that failed: a limit that stopped it
-    would only stop it again, at its full cost."""
-    return hit.lint is None and hit.error is None and isinstance(renderer, LintingRenderer)
+    """A render cached without its lint (rendered before the review knew whether lint could
+    matter there), by a renderer that can lint: asked again, linted. A render that failed only on
+    the chart's own error, which names its template (lint stops at it at once, and may still warn
+    of the rest); not one a limit stopped, which would only stop it again, at its full cost."""
+    if hit.lint is not None or not isinstance(renderer, LintingRenderer):
+        return False
+    return hit.error is None or hit.error.template is not None
 
 
 def _render_new(

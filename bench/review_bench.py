@@ -57,6 +57,7 @@ from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm  # noqa: E402
 from bot.render.factory import make_renderer
+from bot.versions.claims import open_claims  # noqa: E402
 from checks import REGISTRY  # noqa: E402
 from checks.qos.compare import clear_memo  # noqa: E402
 
@@ -486,7 +487,31 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
             f"check headings     {docs_s * 1000:8.1f} ms = {docs_s / raw_s:5.2f}x the renders "
             f"({reworded} in a docs-only PR: every docs file searched, cold)"
         )
+        cold_ms, warm_ms, claimed = claims_cost(repo, develop, head, args.rounds)
+        print(
+            f"claims of {open_count} open PRs ({claimed} on the chart): cold {cold_ms:.0f} ms, "
+            f"warm {warm_ms:.0f} ms (target: under a second warm at 1,000)"
+        )
         print(yaml.safe_dump({"real_shaped": ratios}).strip())
+
+
+def claims_cost(repo: GitRepo, develop: str, head: str, rounds: int) -> tuple[float, float, int]:
+    """Every open PR's version claim on the chart, as the version check asks for them: with every
+    memo cleared (a CLI review), and again at once (the App's next review of the repository)."""
+    prs = discover_open_prs(repo, develop, None, head)
+    cold, warm = [], []
+    claims: tuple[Any, ...] = ()
+    for _ in range(rounds):
+        repo.clear_listings()
+        clear_all()
+        t0 = time.perf_counter()
+        open_claims(repo, CHART_DIR, prs, develop)
+        cold.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        claims = open_claims(repo, CHART_DIR, prs, develop)
+        warm.append(time.perf_counter() - t0)
+    claimed = sum(1 for _, claim in claims if claim.head is not None and claim.changed)
+    return statistics.median(cold) * 1000, statistics.median(warm) * 1000, claimed
 
 
 def helm_work(

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,6 +282,14 @@ class Runs:
     raws: list[float] = field(default_factory=list)
     serial: list[float] = field(default_factory=list)
     lints: list[float] = field(default_factory=list)
+    # Per labelled review, Helm's work for it redone alone right after it, in the same round: the
+    # machine's speed drifts over a run, so a review is compared with the floor taken beside it.
+    floors: dict[str, list[float]] = field(default_factory=dict)
+
+    def ratio(self, label: str) -> float:
+        """The median of each round's review / its floor."""
+        pairs = zip(self.reviews[label], self.floors[label], strict=True)
+        return statistics.median(review / floor for review, floor in pairs)
 
 
 def measure(
@@ -291,9 +299,11 @@ def measure(
     sides: list[Path],
     inputs: dict[str, Callable[[], ReviewInput]],
     rounds: int,
+    floors: Mapping[str, Callable[[], float]] | None = None,
 ) -> Runs:
     """Each round: every labelled review with cold caches (its input made inside the timing: open-PR
-    discovery is part of the review), then the raw renders, pooled and one at a time."""
+    discovery is part of the review), each followed by its floor in `floors` (Helm's work for it,
+    alone), then the raw renders, pooled and one at a time."""
     runs = Runs()
     raw_renders(sides, pool)  # warm the library once, as a long-running worker would be
     for make in inputs.values():
@@ -310,6 +320,8 @@ def measure(
             runs.reviews.setdefault(label, []).append(time.perf_counter() - t0)
             for name, seconds in engine.timings.by_check.items():
                 runs.checks.setdefault(label, {}).setdefault(name, []).append(seconds)
+            if floors is not None and label in floors:
+                runs.floors.setdefault(label, []).append(floors[label]())
         runs.raws.append(raw_renders(sides, pool))
         runs.serial.append(raw_renders(sides))
         runs.lints.append(raw_lints(sides[-1], pool))
@@ -450,9 +462,10 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
             with_refs: with_prs,
             reworded: lambda: ReviewInput(base="develop", head="pr-docs"),
         }
-        runs = measure(repo, helm, pool, sides, inputs, args.rounds)
+        recorded = {label: record_helm_work(repo, helm, make) for label, make in inputs.items()}
+        floors = {label: recorder.replay_alone for label, recorder in recorded.items()}
+        runs = measure(repo, helm, pool, sides, inputs, args.rounds, floors)
         raw_s = statistics.median(runs.raws)
-        work = {label: helm_work(repo, helm, make, args.rounds) for label, make in inputs.items()}
         open_count = len(with_prs().open_prs)
         print(
             f"real-shaped: {args.prs} refs/pull/N/head ({open_count} open), {args.docs} docs, "
@@ -467,13 +480,15 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
             if label == reworded:
                 continue  # renders nothing: its figure is its headings check's, below
             review_s = statistics.median(samples)
-            helm_s, renders, lints = work[label]
-            ratios[label] = round(review_s / helm_s, 3)
+            helm_s, ratio = statistics.median(runs.floors[label]), runs.ratio(label)
+            renders, lints = len(recorded[label].jobs), recorded[label].lints
+            ratios[label] = round(ratio, 3)
             ratios[f"{label}, base and head renders only"] = round(review_s / raw_s, 3)
             print(
-                f"{label:<18} {review_s * 1000:8.1f} ms = {review_s / helm_s:5.2f}x Helm's work for "
-                f"it (target <= 1.50x: {renders} renders, {lints} linted, alone "
-                f"{helm_s * 1000:.1f} ms); {review_s / raw_s:5.2f}x the two sides' renders alone"
+                f"{label:<18} {review_s * 1000:8.1f} ms = {ratio:5.2f}x Helm's work for it "
+                f"(target <= 1.50x: {renders} renders, {lints} linted, alone "
+                f"{helm_s * 1000:.1f} ms; the median of each round's ratio); "
+                f"{review_s / raw_s:5.2f}x the two sides' renders alone"
             )
         headings = statistics.median(runs.checks[with_refs].get("headings", [0.0]))
         ratios["headings share"] = round(headings / raw_s, 3)
@@ -514,20 +529,19 @@ def claims_cost(repo: GitRepo, develop: str, head: str, rounds: int) -> tuple[fl
     return statistics.median(cold) * 1000, statistics.median(warm) * 1000, claimed
 
 
-def helm_work(
-    repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput], rounds: int
-) -> tuple[float, int, int]:
-    """Helm's whole work for one review, alone: every render and `helm lint` the review asked of
-    the renderer (the other open PRs' renders for the duplicates check among them), recorded in a
-    cold review and redone `rounds` times. The median, and how many renders and lints."""
+def record_helm_work(
+    repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]
+) -> RecordingRenderer:
+    """Helm's whole work for one review: every render and `helm lint` the review asked of the
+    renderer (the other open PRs' renders for the duplicates check among them), recorded in a
+    cold review, to be redone alone (`replay_alone`) beside each timed review."""
     recorder = RecordingRenderer(helm)
     clear_parse_cache()
     clear_memo()
     repo.clear_listings()
     clear_all()
     Engine(repo, recorder, REGISTRY, RenderCache()).review(make())
-    samples = [recorder.replay_alone() for _ in range(rounds)]
-    return statistics.median(samples), len(recorder.jobs), recorder.lints
+    return recorder
 
 
 def qos_alone(ctx: Context, rounds: int = 50) -> float:

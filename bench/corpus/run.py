@@ -145,7 +145,9 @@ def skeleton(findings: Iterable[Fired]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", metavar="OWNER/NAME", help="replay this repository only")
-    parser.add_argument("--missing", metavar="FILE", help="write untriaged findings' skeletons here")
+    parser.add_argument(
+        "--missing", metavar="FILE", help="write untriaged findings' skeletons here"
+    )
     args = parser.parse_args()
     corpus = os.environ.get("CORPUS_DIR")
     if not corpus:
@@ -164,9 +166,7 @@ def main() -> int:
     return report(results, verdicts, args.missing)
 
 
-def report(
-    results: dict[str, dict[str, Any]], verdicts: list[Verdict], missing: str | None
-) -> int:
+def report(results: dict[str, dict[str, Any]], verdicts: list[Verdict], missing: str | None) -> int:
     errors = [f"{repo}: {r['failed']}" for repo, r in results.items() if "failed" in r]
     done = {repo: r for repo, r in results.items() if "failed" not in r}
     changes = [c for r in done.values() for c in r["changes"]]
@@ -195,7 +195,9 @@ def report(
     for f in false:
         print(f"FALSE, STILL FIRES {f.repo} {f.commit[:12]} {f.check}/{f.rule}: {f.title}")
     for v in stale:
-        state = "fixed (no longer fires)" if not v.true else "no longer fires (a true finding lost?)"
+        state = (
+            "fixed (no longer fires)" if not v.true else "no longer fires (a true finding lost?)"
+        )
         print(f"STALE VERDICT {v.repo} {','.join(v.commits)} {v.check}/{v.rule}: {state}")
     for e in errors:
         print(f"TOOL ERROR {e}")
@@ -220,6 +222,7 @@ def print_figures(
     every = [f for c in changes for f in (c["report"] or {}).get("findings", [])]
     offered = sum(1 for f in every if "verified_on" in (f.get("data") or {}).get("suggestion", {}))
     refused = sum(1 for f in every if "suggestion_refused" in (f.get("data") or {}))
+
     def count_check(check: str, true: bool | None) -> int:
         return sum(
             1
@@ -235,15 +238,21 @@ def print_figures(
     for repo, r in done.items():
         s = r["summary"]
         print(f"  {repo}: {s['reviewed']} changes, {s['seconds']['total']:.1f} s")
-    print(f"failures: {count('failure', True)} true, {count('failure', False)} false, "
-          f"{count('failure', None)} untriaged")
-    print(f"warnings: {count('warning', True)} true, {false_warnings} false "
-          f"({100 * false_warnings / max(reviewed, 1):.1f}% of reviewed changes), "
-          f"{count('warning', None)} untriaged")
+    print(
+        f"failures: {count('failure', True)} true, {count('failure', False)} false, "
+        f"{count('failure', None)} untriaged"
+    )
+    print(
+        f"warnings: {count('warning', True)} true, {false_warnings} false "
+        f"({100 * false_warnings / max(reviewed, 1):.1f}% of reviewed changes), "
+        f"{count('warning', None)} untriaged"
+    )
     print(f"changes with a chart not reviewed: {not_reviewed}")
     for check in ("duplicates", "comments"):
-        print(f"{check}: {count_check(check, True)} true, {count_check(check, False)} false, "
-              f"{count_check(check, None)} untriaged")
+        print(
+            f"{check}: {count_check(check, True)} true, {count_check(check, False)} false, "
+            f"{count_check(check, None)} untriaged"
+        )
     print(f"suggestions: {offered} offered (each verified by a render), {refused} refused")
     print(f"tool errors: {len(errors)}")
     if seconds:

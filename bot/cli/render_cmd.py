@@ -21,7 +21,8 @@ from bot.engine.config import CONFIG_PATH, Config, parse_config
 from bot.engine.context import Rendered
 from bot.engine.manifests import Document
 from bot.engine.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
-from bot.git.repo import GitRepo, GitTree
+from bot.git.repo import GitRepo
+from bot.git.tree import GitTree
 from bot.kube.capabilities import Capabilities, parse_api_versions, parse_kube_version
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer

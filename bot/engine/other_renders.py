@@ -24,8 +24,9 @@ from bot.engine.chart.renders import ChartSource, RenderSettings, render_in_orde
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, OpenPR
 from bot.engine.rendered_diff import CHANGED, profile_diff
-from bot.git.repo import GitRepo, GitTree
+from bot.git.repo import GitRepo
 from bot.git.subtree import Subtree
+from bot.git.tree import GitTree
 
 MAX_OTHER_PRS = 5
 VALUES_FILE = "values.yaml"  # the chart's defaults, which every profile renders with

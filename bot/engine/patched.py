@@ -10,62 +10,87 @@ from __future__ import annotations
 
 import hashlib
 
-from bot.git.repo import Entry, GitRepo, GitTree
+from bot.git.repo import GitRepo
+from bot.git.tree import TREE_MODE, Entry, GitTree, Level
 
 BLOB_MODE = "100644"
 
 
 class PatchedRepo(GitRepo):
-    """`repo`, except that at `commit` the file `path` holds `data`. Only the reads the render
-    path makes (listing, blobs, object ids) are answered from the patch; every other query runs on
-    the same repository, unpatched."""
+    """`repo`, except that at `commit` the file `path` holds `data`: the patched commit's tree and
+    the directories above the file are tree objects made here (the rest of the tree is the
+    commit's own), and the file's blob is `data`. Every other query runs on the same repository,
+    unpatched."""
 
     def __init__(self, repo: GitRepo, commit: str, path: str, data: bytes) -> None:
         super().__init__(repo.path)  # its own cat-file process, started only if a query needs it
         self._inner = repo
-        self._commit, self._path, self._data = commit, path, data
-        old = repo.listing(commit).get(path)
-        self._oid = blob_id(data, len(old.oid) if old is not None else 40)
-        self._patched: dict[str, Entry] | None = None
+        self._commit, self._data = commit, data
+        root = repo.root_tree(commit)
+        if root is None:
+            raise ValueError(f"{commit}: no such commit to patch")
+        old = repo.tree(commit).entry(path)
+        self._oid = blob_id(data, len(root))
+        self._root, self._made = patched_levels(
+            repo, root, path, Entry(old.mode if old is not None else BLOB_MODE, "blob", self._oid)
+        )
 
     def head(self) -> GitTree:
         """The patched commit's tree (same commit id: git queries about the head still work)."""
         return GitTree(self, self._commit)
 
-    def listing(self, commit: str) -> dict[str, Entry]:
-        if commit != self._commit:
-            return self._inner.listing(commit)
-        if self._patched is None:
-            self._patched = patched_listing(self._inner.listing(commit), self._path, self._oid)
-        return self._patched
+    def root_tree(self, commit: str) -> str | None:
+        return self._root if commit == self._commit else self._inner.root_tree(commit)
+
+    def levels(self, trees: list[str]) -> list[Level]:
+        others = [t for t in trees if t not in self._made]
+        found = dict(zip(others, self._inner.levels(others), strict=True)) if others else {}
+        return [self._made.get(t) or found[t] for t in trees]
+
+    def tree_listing(self, tree: str) -> dict[str, Entry]:
+        # Trees of the repository's own: its listing, remembered there across reviews.
+        return super().tree_listing(tree) if tree in self._made else self._inner.tree_listing(tree)
+
+    def file_paths_under(self, tree: str, lead: str = "") -> tuple[str, ...]:
+        if tree in self._made:
+            return super().file_paths_under(tree, lead)
+        return self._inner.file_paths_under(tree, lead)
 
     def blobs(self, oids: list[str]) -> list[bytes]:
         others = [oid for oid in oids if oid != self._oid]
         found = dict(zip(others, self._inner.blobs(others), strict=True)) if others else {}
         return [self._data if oid == self._oid else found[oid] for oid in oids]
 
-    def object_id(self, commit: str, path: str) -> str | None:
-        if commit != self._commit:
-            return self._inner.object_id(commit, path)
-        if path:
-            entry = self.listing(commit).get(path)
-            return entry.oid if entry is not None else None
-        root = self._inner.object_id(commit, "") or ""
-        return derived_id(root, self._oid)
+
+def patched_levels(
+    repo: GitRepo, root: str, path: str, file: Entry
+) -> tuple[str, dict[str, Level]]:
+    """The tree objects of `root` with `path` pointing at `file`: the new root's id, and each new
+    tree (the root and every directory above the file, a missing one made) by its id."""
+    *dirs, name = path.split("/")
+    chain: list[tuple[str, Level]] = [(root, repo.level(root))]  # each directory, root first
+    for part in dirs:
+        entry = chain[-1][1].get(part)
+        tree = entry.oid if entry is not None and entry.kind == "tree" else ""
+        chain.append((tree, repo.level(tree) if tree else {}))
+    made: dict[str, Level] = {}
+    child, child_name = file, name
+    for depth in range(len(chain) - 1, -1, -1):
+        tree, level = chain[depth]
+        # A directory the file is the first of is named by its path, so no two share an id.
+        seed = tree or derived_id(root, "/".join(dirs[:depth]))
+        new_id = derived_id(seed, file.oid)
+        made[new_id] = _git_order({**level, child_name: child})
+        child = Entry(TREE_MODE, "tree", new_id)
+        child_name = dirs[depth - 1] if depth else ""
+    return child.oid, made
 
 
-def patched_listing(listing: dict[str, Entry], path: str, oid: str) -> dict[str, Entry]:
-    """`listing` with `path` pointing at blob `oid`, and each directory above it at a new id."""
-    out = dict(listing)
-    old = listing.get(path)
-    out[path] = Entry(old.mode if old is not None else BLOB_MODE, "blob", oid)
-    parts = path.split("/")
-    for depth in range(1, len(parts)):
-        directory = "/".join(parts[:depth])
-        entry = listing.get(directory)
-        if entry is not None:
-            out[directory] = Entry(entry.mode, entry.kind, derived_id(entry.oid, oid))
-    return out
+def _git_order(level: Level) -> Level:
+    """Entries in the order git writes a tree: by name, a directory's name read as ending in `/`."""
+    return dict(
+        sorted(level.items(), key=lambda item: item[0] + ("/" if item[1].kind == "tree" else ""))
+    )
 
 
 def blob_id(data: bytes, width: int = 40) -> str:

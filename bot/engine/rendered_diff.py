@@ -276,7 +276,7 @@ def _comparable(doc: Document | None, noise: DiffConfig) -> dict[str, Any] | Non
     """The object as the diff shows it: its noise left out, a Secret's values redacted."""
     if doc is None:
         return None
-    body = _quiet(doc.body, _fields_pattern(tuple(noise.ignore_fields)), noise)
+    body = _quiet(doc.body, fields_pattern(tuple(noise.ignore_fields)), noise)
     return _redacted(body) if doc.kind in SECRET_KINDS else body
 
 
@@ -326,7 +326,7 @@ def _quiet(value: Any, ignored: re.Pattern[str] | None, noise: DiffConfig) -> An
 
 
 @functools.lru_cache(maxsize=64)
-def _fields_pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+def fields_pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     """`ignore_fields` as one expression: the same matches as fnmatchcase against each pattern,
     for a walk that asks it of every key of every object."""
     if not patterns:

@@ -35,6 +35,7 @@ from bot.engine.context import (
 from bot.engine.ct_config import NO_CT, CtConfig, load_ct_config
 from bot.engine.other_renders import other_renders
 from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
+from bot.engine.read_ahead import read_ahead
 from bot.engine.rendered_diff import rendered_diffs
 from bot.engine.report import (
     CRASHED,
@@ -52,7 +53,7 @@ from bot.git.objects import ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import Capabilities
-from bot.render.base import Renderer
+from bot.render.base import RENDER_WORKERS, Renderer
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import DependencyFetcher, HelmFetcher
 from bot.render.probe import assumed_capabilities
@@ -60,6 +61,8 @@ from bot.render.probe import assumed_capabilities
 # A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
 # need only what is already known run at once, beside the review's own work.
 _GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
+# Other open PRs' renders, one review's at a time per thread: each waits on the render pool.
+_OTHERS_POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="other-prs")
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +218,8 @@ class Engine:
             known.ct,
         )
         t0 = time.perf_counter()
+        others = tuple(p for p in inp.open_prs if p.head != head)
+        ahead = _GIT_POOL.submit(read_ahead, self.repo, target, others, dirs) if others else None
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
         # The allow-list is the target's, as the config is: a PR cannot add a host to its review.
         fetch = ReviewFetch(self.fetcher, config.dependencies, self.repo.tree(target), inp.offline)
@@ -243,16 +248,9 @@ class Engine:
         charts = tuple(rendered)
         self.timings.render += time.perf_counter() - t0
         _check_profiles_exist(inp.profiles, charts)
-        others = tuple(p for p in inp.open_prs if p.head != head)
-        t2, enabled = time.perf_counter(), self.enabled_checks(config, inp.only_checks)
-        # What the duplicates check compares this PR's rendered change with: renders, too.
-        theirs = (
-            other_renders(self.repo, target, others, charts, base_tree, settings)
-            if any(c.name == DUPLICATES_CHECK for c in enabled)
-            else {}
-        )
-        self.timings.render += time.perf_counter() - t2
-
+        if ahead is not None:
+            ahead.result()  # what it read is remembered; the checks read it from here on
+        enabled = self.enabled_checks(config, inp.only_checks)
         ctx = Context(
             config=config,
             git=self.repo,
@@ -267,7 +265,6 @@ class Engine:
             links=inp.links,
             release_name=release,
             namespace=namespace,
-            other_renders=theirs,
         )
         findings: list[Finding] = []
         # Said per chart in the JSON report (its `extra`), which is where a chart's facts go.
@@ -275,10 +272,24 @@ class Engine:
         chart_data: dict[str, dict[str, Any]] = {
             c.path: {"capabilities": assumed, **rendered_diffs(c, config.diff)} for c in charts
         }
+        # What the duplicates check compares this PR's rendered change with: renders too, made
+        # while the checks before it run (Helm works in its own processes meanwhile). Started
+        # after the diffs above, which it reads, so that no two threads make the same diff.
+        theirs = (
+            _OTHERS_POOL.submit(
+                other_renders, self.repo, target, others, charts, base_tree, settings
+            )
+            if others and any(c.name == DUPLICATES_CHECK for c in enabled)
+            else None
+        )
         explanations: list[str] = []
         t1 = time.perf_counter()
-        for check in self.enabled_checks(config, inp.only_checks):
+        for check in enabled:
             c0 = time.perf_counter()
+            if check.name == DUPLICATES_CHECK and theirs is not None:
+                ctx = replace(ctx, other_renders=theirs.result())
+                self.timings.render += time.perf_counter() - c0
+                c0 = time.perf_counter()
             findings += self.run_check(check, ctx, chart_data, explanations if explain else None)
             self.timings.add(check.name, time.perf_counter() - c0)
         self.timings.checks += time.perf_counter() - t1

@@ -19,7 +19,7 @@ from bot.engine.context import ChartContext, ChartRenders, Context
 from bot.engine.patched import PatchedRepo
 from bot.engine.report import Finding, Severity
 from bot.engine.suggestion import KEY, REFUSED, Suggestion, identity
-from bot.git.repo import GitTree
+from bot.git.tree import GitTree
 
 log = logging.getLogger(__name__)
 

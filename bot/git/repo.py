@@ -6,12 +6,10 @@ chart directory into an archive for Helm is bot/engine/chart/archive.py's job.""
 
 from __future__ import annotations
 
-import bisect
 import os
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -20,21 +18,24 @@ from bot.git.diff import DIFF_FORMAT, parse_diff
 from bot.git.fork_points import ForkPoint, fork_points
 from bot.git.history import LOG_FORMAT, LogEntry, parse_first_parent_log
 from bot.git.objects import ChangedFile, Commit
+from bot.git.tree import Entry, GitTree, Level, parse_tree
 from bot.lru import BoundedCache
 
 if TYPE_CHECKING:
     from bot.git.subtree import Subtree
 
-SYMLINK, SUBMODULE = "120000", "160000"  # git tree modes
 # Requests go to the long-lived `cat-file` in chunks that fit in a pipe's buffer (64 KiB on Linux),
 # so writing one never waits on git, which may be writing replies that are only read afterwards.
 _BATCH_CHUNK_BYTES = 16 << 10
-_LISTINGS = 64  # commits whose file listing a long-lived worker keeps
-_SUBTREE_ENTRIES = 200_000  # ~40 MB: every directory of a few trees of a 10,000-file repository
+# Trees kept, counted in entries (~200 bytes each): one level of each directory object, enough for
+# every directory of a few trees of a 10,000-file repository; recursive listings of trees and the
+# sorted files under them (a few whole trees, and the many chart directories read of other heads).
+_LEVEL_ENTRIES = 200_000
+_LISTED_ENTRIES = 300_000
+_ROOTS = 100_000  # commits' tree ids (two short strings each)
 # Blobs by id never change, and base and head share most of them (a PR changes a few files): a
 # worker keeps the recent ones, up to this many bytes in all, none larger than the second.
 _BLOB_BYTES, _BLOB_MAX = 32 << 20, 1 << 20
-# Chart archives by content, so a base reviewed again (every PR against develop) is not rebuilt.
 
 
 class RefTip(NamedTuple):
@@ -46,13 +47,6 @@ class GitError(ChartReviewError):
     """A git command failed; the message names the command and git's reason."""
 
 
-@dataclass(frozen=True)
-class Entry:
-    mode: str
-    kind: str
-    oid: str
-
-
 class GitRepo:
     """One repository on disk. Thread-safe for reads."""
 
@@ -60,13 +54,13 @@ class GitRepo:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
-        self._listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(_LISTINGS)
-        self._file_paths: BoundedCache[str, tuple[str, ...]] = BoundedCache(_LISTINGS)
-        self._tree_listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(_LISTINGS)
-        # Tree objects' entries by id, weighed by entries (~200 bytes each): a commit's listing
-        # reads only the directories no earlier listing had.
-        self._subtrees: BoundedCache[str, list[tuple[bytes, str, str]]] = BoundedCache(
-            _SUBTREE_ENTRIES, lambda entries: 1 + len(entries)
+        self._roots: BoundedCache[str, str] = BoundedCache(_ROOTS)
+        self._levels: BoundedCache[str, Level] = BoundedCache(_LEVEL_ENTRIES, _weight)
+        self._tree_listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(
+            _LISTED_ENTRIES, _weight
+        )
+        self._file_paths: BoundedCache[tuple[str, str], tuple[str, ...]] = BoundedCache(
+            _LISTED_ENTRIES, _weight
         )
         self._blobs: BoundedCache[str, bytes] = BoundedCache(_BLOB_BYTES, len)
         if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
@@ -195,25 +189,6 @@ class GitRepo:
             infos = iter(self._object_infos([n for n in plain if n]))
         return [next(infos) if n else None for n in plain]
 
-    def tree_levels(self, trees: list[str]) -> list[dict[str, Entry]]:
-        """The entries of each tree object (name → Entry), not those of the trees below it, in one
-        pipelined `cat-file` batch."""
-        with self._lock:
-            found = self._read_objects([f"{t}^{{tree}}" for t in trees], "ls-tree")
-        return [
-            {
-                name.decode(errors="surrogateescape"): Entry(mode, _KINDS.get(mode, "blob"), entry)
-                for name, mode, entry in _tree_entries(data, len(oid) // 2)
-            }
-            for oid, _, data in found
-        ]
-
-    def tree_listing(self, tree: str) -> dict[str, Entry]:
-        """Every entry under one tree object, recursively, paths relative to it (as `listing`
-        lists a commit's, uncached: callers key their cache by the tree's id)."""
-        with self._lock:
-            return self._list_tree(tree)
-
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         proc = self._run(
             "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
@@ -301,101 +276,110 @@ class GitRepo:
     def tree(self, commit: str) -> GitTree:
         return GitTree(self, commit)
 
-    def listing(self, commit: str) -> dict[str, Entry]:
-        """Every entry of the commit's tree, recursively: path → Entry. Cached per commit (bounded)."""
-        cached = self._listings.get(commit)
-        if cached is not None:
-            return cached
-        with self._lock:
-            listing = self._list_tree(commit)
-        self._listings.put(commit, listing)
-        return listing
+    def root_tree(self, commit: str) -> str | None:
+        """The commit's tree id; None when there is no such commit. Remembered."""
+        found = self._roots.get(commit)
+        return found if found is not None else self.root_trees([commit])[0]
 
-    def _list_tree(self, commit: str) -> dict[str, Entry]:
-        """What `git ls-tree -r -t --full-tree` lists (the same entries, modes and order), read as
-        tree objects through the long-lived `cat-file --batch`: a level of directories is one
-        request, where `ls-tree` would be one more process. The caller holds the lock."""
-        if "\n" in commit or "\0" in commit:  # would split a request line
+    def root_trees(self, commits: Sequence[str]) -> list[str | None]:
+        """`root_tree` of each commit: those not remembered in one pipelined `cat-file` batch."""
+        found = {c: self._roots.get(c) for c in commits}
+        missing = [
+            c for c, tree in found.items() if tree is None and "\n" not in c and "\0" not in c
+        ]
+        if missing:
+            with self._lock:
+                infos = self._object_infos([f"{c}^{{tree}}" for c in missing])
+            for commit, info in zip(missing, infos, strict=True):
+                if info is not None and info[1] == "tree":
+                    self._roots.put(commit, info[0])
+                    found[commit] = info[0]
+        return [found[c] for c in commits]
+
+    def level(self, tree: str) -> Level:
+        """One tree object's entries (name → Entry), not those of the trees below it."""
+        found = self._levels.get(tree)
+        return found if found is not None else self.levels([tree])[0]
+
+    def levels(self, trees: list[str]) -> list[Level]:
+        """`level` of each tree: those not remembered in one pipelined `cat-file` batch."""
+        found = {tree: self._levels.get(tree) for tree in trees}
+        missing = [tree for tree, level in found.items() if level is None]
+        if missing:
+            if any("\n" in t or "\0" in t for t in missing):
+                raise GitError(f"git ls-tree failed: not a valid object name {missing[0]!r}")
+            with self._lock:
+                read = self._read_objects([f"{t}^{{tree}}" for t in missing], "ls-tree")
+            for tree, (oid, _, data) in zip(missing, read, strict=True):
+                level = parse_tree(data, len(oid) // 2)
+                self._levels.put(tree, level)
+                found[tree] = level
+        return [found[tree] or {} for tree in trees]
+
+    def listing(self, commit: str) -> dict[str, Entry]:
+        """Every entry of the commit's tree, recursively: path → Entry."""
+        root = self.root_tree(commit)
+        if root is None:
             raise GitError(f"git ls-tree failed: not a valid object name {commit!r}")
-        ((root, _, data),) = self._read_objects([f"{commit}^{{tree}}"], "ls-tree")
-        same = self._tree_listings.get(root)
+        return self.tree_listing(root)
+
+    def listing_under(self, commit: str, directory: str) -> dict[str, Entry]:
+        """Every entry under `directory` at `commit`, paths relative to it; empty where there is
+        no such directory. Reads that directory's trees only."""
+        tree = self.tree(commit).tree_id(directory)
+        return self.tree_listing(tree) if tree is not None else {}
+
+    def tree_listing(self, tree: str) -> dict[str, Entry]:
+        """What `git ls-tree -r -t` lists of a tree object (the same entries, modes and order),
+        paths relative to it, read a level of directories at a time (one `cat-file` request each,
+        where `ls-tree` would be one more process). Remembered by the tree's id: two commits of
+        the same files (a squash merge of a PR's head) share it."""
+        same = self._tree_listings.get(tree)
         if same is not None:
-            return same  # another commit of the same files (a squash merge of a PR's head)
-        width = len(root) // 2  # bytes of an object id in a tree (SHA-1 or SHA-256)
-        trees = {root: self._subtree(root, data, width)}
-        level = [root]
-        while level:  # one level of directories at a time, each read once
-            below = {
-                oid: None
-                for parent in level
-                for _, mode, oid in trees[parent]
-                if mode == _TREE and oid not in trees
-            }
-            # A directory an earlier listing read has the same id when unchanged: not read again.
-            missing = [oid for oid in below if not self._known_subtree(oid, trees)]
-            if missing:
-                for oid, (_, _, data) in zip(
-                    missing, self._read_objects(missing, "ls-tree"), strict=True
-                ):
-                    trees[oid] = self._subtree(oid, data, width)
-            level = list(below)
+            return same
+        levels = {tree: self.level(tree)}
+        below = [tree]
+        while below:  # one level of directories at a time, each read once
+            below = [
+                e.oid
+                for parent in below
+                for e in levels[parent].values()
+                if e.kind == "tree" and e.oid not in levels
+            ]
+            below = list(dict.fromkeys(below))
+            levels.update(zip(below, self.levels(below), strict=True))
         listing: dict[str, Entry] = {}
         # Depth first, a directory before what it holds, as `ls-tree -r -t` lists them.
-        stack = [(b"", iter(trees[root]))]
+        stack = [("", iter(levels[tree].items()))]
         while stack:
             prefix, entries = stack[-1]
             item = next(entries, None)
             if item is None:
                 stack.pop()
                 continue
-            name, mode, oid = item
+            name, entry = item
             path = prefix + name
-            listing[path.decode(errors="surrogateescape")] = Entry(
-                mode, _KINDS.get(mode, "blob"), oid
-            )
-            if mode == _TREE:
-                stack.append((path + b"/", iter(trees[oid])))
-        self._tree_listings.put(root, listing)
+            listing[path] = entry
+            if entry.kind == "tree":
+                stack.append((path + "/", iter(levels[entry.oid].items())))
+        self._tree_listings.put(tree, listing)
         return listing
 
-    def _subtree(self, oid: str, data: bytes, width: int) -> list[tuple[bytes, str, str]]:
-        entries = _tree_entries(data, width)
-        self._subtrees.put(oid, entries)
-        return entries
-
-    def _known_subtree(self, oid: str, trees: dict[str, list[tuple[bytes, str, str]]]) -> bool:
-        known = self._subtrees.get(oid)
-        if known is not None:
-            trees[oid] = known
-        return known is not None
-
-    def clear_listings(self) -> None:
-        """Forget cached tree listings and blobs (benchmarks measure a cold review)."""
-        self._listings.clear()
-        self._file_paths.clear()
-        self._tree_listings.clear()
-        self._subtrees.clear()
-        self._blobs.clear()
-
-    def file_paths(self, commit: str) -> tuple[str, ...]:
-        """The paths of the commit's files (no directories), sorted. Cached per commit: checks ask
-        for a directory's files thousands of times a review, each a range of this."""
-        found = self._file_paths.get(commit)
+    def file_paths_under(self, tree: str, lead: str = "") -> tuple[str, ...]:
+        """The paths of the files under a tree object (no directories), each after `lead`, sorted.
+        Remembered: checks ask for a directory's files thousands of times a review."""
+        found = self._file_paths.get((tree, lead))
         if found is None:
-            listing = self.listing(commit)
-            found = tuple(sorted(p for p, e in listing.items() if e.kind != "tree"))
-            self._file_paths.put(commit, found)
+            files = sorted(p for p, e in self.tree_listing(tree).items() if e.kind != "tree")
+            found = tuple(lead + p for p in files)
+            self._file_paths.put((tree, lead), found)
         return found
 
-    def object_id(self, commit: str, path: str) -> str | None:
-        proc = self._run(
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            f"{commit}:{path}" if path else f"{commit}^{{tree}}",
-            check=False,
-        )
-        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+    def clear_listings(self) -> None:
+        """Forget cached trees and blobs (benchmarks measure a cold review)."""
+        for cache in (self._roots, self._levels, self._tree_listings, self._file_paths):
+            cache.clear()
+        self._blobs.clear()
 
     def blob(self, oid: str) -> bytes:
         return self.blobs([oid])[0]
@@ -499,91 +483,8 @@ def _found(line: bytes) -> list[str] | None:
     return header if len(header) == 3 and header[2].isdigit() else None
 
 
-_TREE = "040000"
-_KINDS = {_TREE: "tree", SUBMODULE: "commit"}
-
-
-def _tree_entries(data: bytes, width: int) -> list[tuple[bytes, str, str]]:
-    """A tree object's entries (name, mode, id), modes written as `ls-tree` writes them: git's
-    canonical mode for each kind, six octal digits."""
-    entries = []
-    pos, end = 0, len(data)
-    while pos < end:
-        space = data.index(b" ", pos)
-        nul = data.index(b"\0", space)
-        entries.append(
-            (
-                data[space + 1 : nul],
-                _canonical_mode(data[pos:space]),
-                data[nul + 1 : nul + 1 + width].hex(),
-            )
-        )
-        pos = nul + 1 + width
-    return entries
-
-
-def _canonical_mode(raw: bytes) -> str:
-    mode = int(raw, 8)
-    kind = mode & 0o170000
-    if kind == 0o100000:  # a file: executable or not, whatever else the mode says
-        return "100755" if mode & 0o100 else "100644"
-    return {0o120000: SYMLINK, 0o040000: _TREE}.get(kind, SUBMODULE)
-
-
-class GitTree:
-    """The files of a repository at one commit (the `Tree` protocol of bot.engine.context)."""
-
-    def __init__(self, repo: GitRepo, commit: str) -> None:
-        self.repo = repo
-        self.commit = commit
-        self._listing: dict[str, Entry] | None = None
-
-    def entry(self, path: str) -> Entry | None:
-        # The listing held once asked: a review reads tens of thousands of entries.
-        if self._listing is None:
-            self._listing = self.repo.listing(self.commit)
-        return self._listing.get(path)
-
-    def read(self, path: str) -> bytes | None:
-        entry = self.entry(path)
-        if entry is None or entry.kind != "blob" or entry.mode == SYMLINK:
-            return None
-        return self.repo.blob(entry.oid)
-
-    def text(self, path: str) -> str | None:
-        data = self.read(path)
-        return None if data is None else data.decode("utf-8", errors="replace")
-
-    def read_many(self, paths: Sequence[str]) -> list[bytes | None]:
-        """`read` of each path, the blobs in one request to the long-lived cat-file: an index of
-        every file of a tree (checks/headings/index.py) reads thousands at once."""
-        listing = self.repo.listing(self.commit)
-        entries = [listing.get(p) for p in paths]
-        wanted = [
-            e.oid for e in entries if e is not None and e.kind == "blob" and e.mode != SYMLINK
-        ]
-        blobs = iter(self.repo.blobs(wanted))
-        return [
-            next(blobs) if e is not None and e.kind == "blob" and e.mode != SYMLINK else None
-            for e in entries
-        ]
-
-    def paths(self, prefix: str = "") -> tuple[str, ...]:
-        files = self.repo.file_paths(self.commit)
-        if prefix in ("", "."):
-            return files
-        lead = prefix.rstrip("/") + "/"
-        # Sorted, so the paths under `lead` are one run: from the first >= lead to the first
-        # past every string that starts with it.
-        start = bisect.bisect_left(files, lead)
-        end = bisect.bisect_left(files, lead[:-1] + chr(ord("/") + 1), lo=start)
-        return files[start:end]
-
-    def tree_id(self, directory: str) -> str | None:
-        if directory in ("", "."):
-            return self.repo.object_id(self.commit, "")
-        entry = self.entry(directory.rstrip("/"))
-        return entry.oid if entry is not None and entry.kind == "tree" else None
+def _weight(entries: Sized) -> int:
+    return 1 + len(entries)
 
 
 _DIFF = (

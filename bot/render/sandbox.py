@@ -249,10 +249,14 @@ class RenderProcess:
         if self.proc.poll() is not None:
             return True
         try:
-            stat = Path(f"/proc/{self.pid}/stat").read_text()
+            fd = os.open(f"/proc/{self.pid}/stat", os.O_RDONLY)
+            try:
+                stat = os.read(fd, 512)  # the state follows the name, which is at most 16 bytes
+            finally:
+                os.close(fd)
         except OSError:
             return False  # not Linux, or reaped meanwhile (then poll() says so next time)
-        return stat.rpartition(") ")[2][:1] == "Z"
+        return stat.rpartition(b") ")[2][:1] == b"Z"
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -366,6 +370,20 @@ class SandboxedHelm:
         self.close()
 
     def _checkout(self) -> RenderProcess:
+        while True:
+            process, fresh = self._take()
+            # Looked at outside the lock: reading /proc is a system call, and every other render
+            # thread would wait on the lock meanwhile.
+            if fresh or not process.ended():
+                return process
+            # Ended while idle (killed from outside): not this render's doing, so replaced.
+            with self._cond:
+                self._all.discard(process)
+                self._cond.notify()
+            process.close(grace=0)
+
+    def _take(self) -> tuple[RenderProcess, bool]:
+        """An idle process, else a new one (True) where the pool has room; waits for one."""
         # A render holds its process for at most this long (start, render, exit, each bounded), so
         # a pool that gave none back for so long is stuck, not busy.
         held = STARTUP_SECONDS + self.limits.wall_seconds + 2 * EXIT_SECONDS
@@ -377,16 +395,11 @@ class SandboxedHelm:
                     )
             if self._closed:
                 raise RenderFailure("the renderer is shut down", transient=True)
-            while self._idle:
-                process = self._idle.pop()
-                if not process.ended():
-                    return process
-                # Ended while idle (killed from outside): not this render's doing, so replaced.
-                self._all.discard(process)
-                process.close(grace=0)
+            if self._idle:
+                return self._idle.pop(), False
             process = RenderProcess(self.limits)
             self._all.add(process)
-            return process
+            return process, True
 
     def _checkin(self, process: RenderProcess, healthy: bool) -> None:
         if not healthy:

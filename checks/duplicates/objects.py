@@ -9,7 +9,7 @@ names left out; an object whose change is only the chart's version or appVersion
 
 from __future__ import annotations
 
-import fnmatch
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 from bot.engine.chart.files import ChartMeta, read_chart_meta
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Context, OpenPR, Rendered
-from bot.engine.rendered_diff import CHANGED, profile_diff
+from bot.engine.rendered_diff import CHANGED, fields_pattern, profile_diff
 from bot.git.objects import Tree
 
 # A rendered diff says what changed from here on; what it writes instead (too large, too deep to
@@ -96,34 +96,44 @@ def shared_changes(ctx: Context, pr: OpenPR) -> tuple[frozenset[ObjectChange], f
         chart = mine.get(theirs.path)
         if chart is None:
             continue
-        keys = _alike(chart, theirs, noise)
-        own = object_changes(
-            _only(chart, keys), noise, version_bumps(ctx.base, ctx.head, chart.path)
+        # This PR's own changes: the review's diffs, made once. Only those can be shared, so only
+        # those objects of the other head are compared, and diffed where they are alike.
+        own = object_changes(chart, noise, version_bumps(ctx.base, ctx.head, chart.path))
+        keys = _alike(chart, theirs, own, noise)
+        other = object_changes(
+            _only(theirs, keys), noise, version_bumps(ctx.base, head, chart.path)
         )
-        other = _only(theirs, keys)
-        shared |= own & object_changes(other, noise, version_bumps(ctx.base, head, chart.path))
+        shared |= {c for c in own if c.key in keys.get(c.profile, ())} & other
     return frozenset(shared), frozenset(c.path for c in rendered)
 
 
-def _alike(mine: ChartRenders, theirs: ChartRenders, noise: DiffConfig) -> dict[str, set[str]]:
-    """Per profile both rendered, the objects whose heads could be the same modulo noise: removed
-    by both, or alike outside labels, annotations and ignored fields. A cheap test that spares
-    the dumps of a noise-aware diff of every object, for the few it keeps."""
+def _alike(
+    mine: ChartRenders, theirs: ChartRenders, own: Iterable[ObjectChange], noise: DiffConfig
+) -> dict[str, set[str]]:
+    """Per profile, the objects of `own` whose heads could be the same modulo noise: removed by
+    both, or alike outside labels, annotations and ignored fields. A cheap test that spares the
+    dumps of a noise-aware diff of every object, for the few it keeps."""
+    changed: dict[str, set[str]] = {}
+    for change in own:
+        changed.setdefault(change.profile, set()).add(change.key)
     keys: dict[str, set[str]] = {}
-    for name, ours in mine.head.items():
-        other = theirs.head.get(name)
-        if other is None or ours.error is not None or other.error is not None:
+    ignored = fields_pattern(tuple(noise.ignore_fields))
+    for name, wanted in changed.items():
+        ours, other = mine.head.get(name), theirs.head.get(name)
+        if ours is None or other is None or ours.error is not None or other.error is not None:
             continue
-        by_key = {d.key: d for d in other.documents}
+        a, b = _documents(ours, wanted), _documents(other, wanted)
         keys[name] = {
-            d.key
-            for d in ours.documents
-            if d.key in by_key and _coarse(d.body, noise) == _coarse(by_key[d.key].body, noise)
+            key
+            for key in wanted
+            if (key not in a and key not in b)
+            or (key in a and key in b and _alike_outside_noise(a[key], b[key], ignored))
         }
-        base = mine.base.get(name)
-        if base is not None:
-            keys[name] |= _keys(base) - _keys(ours) - set(by_key)
     return keys
+
+
+def _documents(render: Rendered, keys: set[str]) -> dict[str, Any]:
+    return {d.key: d.body for d in render.documents if d.key in keys}
 
 
 def _only(chart: ChartRenders, keys: dict[str, set[str]]) -> ChartRenders:
@@ -139,22 +149,38 @@ def _only(chart: ChartRenders, keys: dict[str, set[str]]) -> ChartRenders:
     return replace(chart, base=kept(chart.base), head=kept(chart.head))
 
 
-def _keys(render: Rendered) -> set[str]:
-    return {d.key for d in render.documents}
+def _alike_outside_noise(a: Any, b: Any, ignored: re.Pattern[str] | None) -> bool:
+    """Whether `a` and `b` are equal but for any metadata's labels and annotations and the values
+    of ignored fields: more than the noise the diff leaves out, so two objects unlike here differ
+    beyond noise. Walked side by side, stopping at the first difference, with no copy made."""
+    if a is b:
+        return True
+    if isinstance(a, dict):
+        if not isinstance(b, dict):
+            return False
+        mine, theirs = _kept(a, ignored), _kept(b, ignored)
+        if mine.keys() != theirs.keys():
+            return False
+        for key, value in mine.items():
+            other = theirs[key]
+            if key == "metadata" and isinstance(value, dict) and isinstance(other, dict):
+                value, other = _without_noisy(value), _without_noisy(other)
+            if not _alike_outside_noise(value, other, ignored):
+                return False
+        return True
+    if isinstance(a, list | tuple):
+        return (
+            isinstance(b, list | tuple)
+            and len(a) == len(b)
+            and all(_alike_outside_noise(x, y, ignored) for x, y in zip(a, b, strict=True))
+        )
+    return bool(a == b) and not isinstance(b, dict | list | tuple)
 
 
-def _coarse(value: Any, noise: DiffConfig) -> Any:
-    """`value` without any metadata's labels and annotations, nor ignored fields: more than the
-    noise the diff leaves out, so two objects unlike here differ beyond noise."""
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            if any(fnmatch.fnmatchcase(str(k), p) for p in noise.ignore_fields):
-                continue
-            if k == "metadata" and isinstance(v, Mapping):
-                v = {mk: mv for mk, mv in v.items() if mk not in _NOISY_METADATA}
-            out[str(k)] = _coarse(v, noise)
-        return out
-    if isinstance(value, list | tuple):
-        return [_coarse(v, noise) for v in value]
-    return value
+def _kept(value: dict[Any, Any], ignored: re.Pattern[str] | None) -> dict[str, Any]:
+    # Keys as text, as the diff compares them (YAML keys may mix numbers and strings).
+    return {str(k): v for k, v in value.items() if ignored is None or not ignored.match(str(k))}
+
+
+def _without_noisy(metadata: dict[Any, Any]) -> dict[Any, Any]:
+    return {k: v for k, v in metadata.items() if k not in _NOISY_METADATA}

@@ -211,3 +211,31 @@ def test_a_profile_s_values_file_is_rendered_on_that_profile_only(g: GitBuilder)
     assert sum(1 for v in helm.values if v.get("unread")) == 1
     assert not any(v.get("from_b") for v in helm.values)
     assert [v for v in helm.values if v == {"replicas": 1}] == [{"replicas": 1}] * 2
+
+
+def test_objects_alike_outside_noise_are_told_without_copies() -> None:
+    """The cheap test before the diff: labels, annotations and ignored fields do not count,
+    anything else does, however deep, and the keys compare as text (as the diff reads them)."""
+    from bot.engine.rendered_diff import fields_pattern
+    from checks.duplicates.objects import _alike_outside_noise as alike
+
+    ignored = fields_pattern(("status", "*Timestamp"))
+    base = {
+        "kind": "Deployment",
+        "metadata": {"name": "a", "labels": {"x": "1"}, "creationTimestamp": None},
+        "spec": {"template": {"metadata": {"annotations": {"c": "1"}}, "spec": {"n": [1, {2: 3}]}}},
+        "status": {"ready": 1},
+    }
+    relabelled = {
+        **base,
+        "metadata": {"name": "a", "labels": {"x": "2"}},
+        "spec": {"template": {"metadata": {}, "spec": {"n": (1, {"2": 3})}}},
+        "status": {"ready": 2},
+    }
+    assert alike(base, relabelled, ignored)
+    deeper = {**base, "spec": {"template": {"metadata": {}, "spec": {"n": [1, {2: 4}]}}}}
+    assert not alike(base, deeper, ignored)
+    assert not alike(base, {**base, "spec": {"template": {}}}, ignored)
+    assert not alike(base, {**base, "extra": 1}, ignored)
+    assert not alike({"a": [1]}, {"a": [1, 1]}, None) and not alike({"a": {}}, {"a": []}, None)
+    assert not alike(base, relabelled, None)  # status counts where no field is ignored

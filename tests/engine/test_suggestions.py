@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bot.engine.check import Check, Registry
 from bot.engine.context import ChartContext
+from bot.engine.patched import PatchedRepo
 from bot.engine.report import Finding, Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.engine.suggestion import KEY, REFUSED, Suggestion, with_suggestion
@@ -311,3 +312,29 @@ def test_a_fix_that_does_not_render_is_not_offered(tmp_path: Path) -> None:
     why = f.data[REFUSED]
     assert why.startswith("the suggested change does not render on profile default: ")
     assert "nil pointer" in why
+
+
+def test_a_patched_head_lists_as_the_commit_of_the_patch_would(tmp_path: Path) -> None:
+    """The patched tree made in memory holds what git would commit (paths, modes, blob ids, in
+    git's order), a file in a directory that did not exist included; trees above the file get
+    ids of their own, and the rest of the tree is the commit's."""
+    g = GitBuilder(tmp_path / "r")
+    g.write("charts/app/values.yaml", "a: 1\n").write("charts/app/zz/t.yaml", "t\n")
+    g.write("docs/readme.md", "# r\n")
+    base = g.commit("base").sha()
+    repo = GitRepo(g.path)
+    for path in ("charts/app/values.yaml", "charts/app/new/deeper/x.yaml", "charts/app/m"):
+        patched = PatchedRepo(repo, base, path, b"patched: true\n")
+        listing = patched.listing(base)
+        g.run_git("checkout", "-q", "--detach", base)
+        g.write(path, "patched: true\n")
+        real = GitRepo(g.path).listing(g.commit(f"patch {path}").sha())
+        assert list(listing) == list(real)
+        for name, entry in real.items():
+            mine = listing[name]
+            assert (mine.mode, mine.kind) == (entry.mode, entry.kind)
+            above = entry.kind == "tree" and path.startswith(name + "/")
+            assert (mine.oid == entry.oid) == (not above)
+        assert patched.head().read(path) == b"patched: true\n"
+        assert patched.head().paths("docs") == ("docs/readme.md",)
+        assert repo.tree(base).read(path) != b"patched: true\n"  # the repository is untouched

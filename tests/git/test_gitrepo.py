@@ -135,7 +135,7 @@ def test_listings_of_successive_commits_reuse_directories_and_equal_ls_tree(
         expected = ls_tree(g, commit)
         assert list(listing) == list(expected)
         assert {p: (e.mode, e.kind, e.oid) for p, e in listing.items()} == expected
-    second_reads = [oid for names in asked[-4:] for oid in names if "^" not in oid]
+    second_reads = [name.removesuffix("^{tree}") for names in asked[-4:] for name in names]
     unchanged = ls_tree(g, second)["charts/c0"][2]
     assert unchanged not in second_reads  # c0 was read for the first commit only
     assert ls_tree(g, second)["charts/c2/new"][2] in second_reads
@@ -163,3 +163,59 @@ def test_paths_under_a_directory_are_the_sorted_files_below_it(tmp_path: Path) -
         == tree.paths(".")
         == tuple(sorted(("a/x", "a/b/y", "a-b/z", "a.b/w", "ab/v", "a/c/d/u", "b")))
     )
+
+
+def _counting_reads(repo: GitRepo) -> list[str]:
+    """The object names `repo` asks its `cat-file` for from now on, tree suffixes dropped."""
+    asked: list[str] = []
+    read = repo._read_objects
+
+    def counting(names: list[str], what: str = "") -> list[tuple[str, str, bytes]]:
+        asked.extend(name.removesuffix("^{tree}") for name in names)
+        return read(names, what)
+
+    repo._read_objects = counting  # type: ignore[method-assign]
+    return asked
+
+
+def test_a_tree_answers_every_path_as_the_whole_listing_does(tmp_path: Path) -> None:
+    """Lookups walk directories instead of listing the commit: the same entry for every path git
+    lists, none for paths it does not, and the same files under every directory."""
+    g = GitBuilder(tmp_path / "r")
+    for path in ("a/x", "a/b/y", "a-b/z", "a.b/w", "ab/v", "a/c/d/u", "b", "charts/c/t/s.yaml"):
+        g.write(path, path)
+    commit = g.commit("files").sha()
+    expected = ls_tree(g, commit)
+    tree = GitRepo(g.path).tree(commit)
+    for path, (mode, kind, oid) in expected.items():
+        entry = tree.entry(path)
+        assert entry is not None and (entry.mode, entry.kind, entry.oid) == (mode, kind, oid)
+    for absent in ("", "/", "/a", "a/", "a//b", "./a", "a/./x", "a/x/y", "nothing", "a/nothing"):
+        assert tree.entry(absent) is None, absent
+    files = sorted(p for p, (_, kind, _) in expected.items() if kind != "tree")
+    for directory in (p for p, (_, kind, _) in expected.items() if kind == "tree"):
+        assert tree.paths(directory) == tuple(p for p in files if p.startswith(directory + "/"))
+    assert tree.read("a/b/y") == b"a/b/y" and tree.read("a/b") is None
+    assert tree.tree_id("") == g.run_git("rev-parse", f"{commit}^{{tree}}").strip()
+
+
+def test_a_directory_of_a_large_tree_is_read_without_the_rest(tmp_path: Path) -> None:
+    """What the duplicates check reads of another PR's head: one chart directory, its files and
+    archive, reading the trees on the way there and below it, not the other directories."""
+    g = GitBuilder(tmp_path / "r")
+    for n in range(20):
+        g.write(f"docs/d{n}/page.md", f"# {n}\n")
+    g.write("charts/app/Chart.yaml", "name: app\nversion: 1.0.0\n")
+    g.write("charts/app/templates/cm.yaml", "kind: ConfigMap\n")
+    g.write("charts/other/Chart.yaml", "name: other\n")
+    commit = g.commit("files").sha()
+    repo = GitRepo(g.path)
+    asked = _counting_reads(repo)
+    tree = repo.tree(commit)
+    assert tree.paths("charts/app") == ("charts/app/Chart.yaml", "charts/app/templates/cm.yaml")
+    assert tree.text("charts/app/Chart.yaml") == "name: app\nversion: 1.0.0\n"
+    chart_archive(repo, commit, "charts/app")
+    ids = ls_tree(g, commit)
+    unread = [ids[d][2] for d in ("docs", "docs/d0", "charts/other")]
+    assert not set(unread) & set(asked)
+    assert ids["charts/app/templates"][2] in asked

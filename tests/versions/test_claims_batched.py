@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from bot.engine.context import OpenPR
+from bot.engine.read_ahead import read_ahead
 from bot.git.fork_points import fork_points
 from bot.git.objects import Commit, GitView, Tree
 from bot.git.repo import GitRepo
+from bot.lru import clear_all
 from bot.versions.claims import BatchGit, open_claims
 from tests.support.gitbuilder import GitBuilder
 from tests.support.version_scenario import chart_yaml, write_chart
@@ -200,3 +202,38 @@ def test_a_head_git_does_not_know_falls_back_to_its_own_queries(built) -> None:
 
 def _plain_view_is_a_git_view(view: PlainView) -> GitView:
     return view  # mypy: the reference view is a GitView
+
+
+@pytest.mark.parametrize("chart", [APP, "charts/new"])
+def test_what_the_engine_reads_ahead_is_all_the_claims_read(built, chart: str) -> None:
+    """While the charts render, the engine reads the open PRs' fork points and chart directories
+    (bot/engine/read_ahead.py); the claims then ask git for nothing more, and are the same."""
+    g, prs = built
+    develop = g.sha("develop")
+    expected = open_claims(PlainView(GitRepo(g.path)), chart, prs, develop)
+    clear_all()
+    repo = GitRepo(g.path)
+    read_ahead(repo, develop, prs, [chart])
+    asked: list[object] = []
+    for name in ("_read_objects", "_object_infos", "_run"):
+        inner = getattr(repo, name)
+
+        def counting(*args: object, _inner=inner, **kwargs: object) -> object:
+            asked.append(args)
+            return _inner(*args, **kwargs)
+
+        setattr(repo, name, counting)
+    assert open_claims(repo, chart, prs, develop) == expected
+    assert asked == []
+
+
+def test_read_ahead_leaves_a_failure_to_the_check_that_asks(built) -> None:
+    g, prs = built
+    repo = GitRepo(g.path)
+    unknown = OpenPR(number=99, head="0" * 40, ref="gone")
+    read_ahead(repo, g.sha("develop"), [*prs, unknown], [APP])  # no exception
+    claims = dict(
+        (pr.number, claim)
+        for pr, claim in open_claims(repo, APP, [*prs, unknown], g.sha("develop"))
+    )
+    assert 1 in claims

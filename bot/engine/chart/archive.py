@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import gzip
 import tarfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.errors import ChartReviewError
-from bot.git.repo import SUBMODULE, SYMLINK, Entry, GitRepo
+from bot.git.repo import GitRepo
+from bot.git.tree import SUBMODULE, SYMLINK, Entry
 from bot.lru import BoundedCache
 
 EXECUTABLE = "100755"
@@ -58,11 +59,10 @@ def chart_archive(
     it, and `extra` files (path in the chart, content id, bytes: fetched dependencies' archives).
     Every entry is checked first; `keep` filters on the path relative to the directory
     (`.helmignore`)."""
-    listing = repo.listing(commit)
     wanted = [
         (f"{layer.prefix}{relative}", entry)
         for layer in (Layer(directory, "", keep), *layers)
-        for relative, entry in _layer_entries(listing, layer)
+        for relative, entry in _layer_entries(repo, commit, layer)
     ]
     # What the archive holds, exactly: the same key always builds the same chart.
     key = tuple((relative, entry.mode, entry.oid) for relative, entry in wanted)
@@ -76,16 +76,14 @@ def chart_archive(
     return archive
 
 
-def _layer_entries(listing: Mapping[str, Entry], layer: Layer) -> list[tuple[str, Entry]]:
+def _layer_entries(repo: GitRepo, commit: str, layer: Layer) -> list[tuple[str, Entry]]:
+    """The layer's files, paths relative to its directory, in `ls-tree` order; only that
+    directory's trees are read."""
     prefix = layer.directory.rstrip("/") + "/" if layer.directory not in ("", ".") else ""
-    entries = [(p, e) for p, e in listing.items() if p.startswith(prefix)]
-    for path, entry in entries:
-        check_entry(path, entry)
-    return [
-        (p[len(prefix) :], e)
-        for p, e in entries
-        if e.kind == "blob" and layer.keep(p[len(prefix) :])
-    ]
+    entries = repo.listing_under(commit, layer.directory)
+    for relative, entry in entries.items():
+        check_entry(prefix + relative, entry)
+    return [(r, e) for r, e in entries.items() if e.kind == "blob" and layer.keep(r)]
 
 
 def _build(

@@ -19,7 +19,8 @@ from bot.engine.manifests import Document
 from bot.engine.profiles import MAX_VALUES_BYTES
 from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
-from bot.git.repo import GitRepo, GitTree
+from bot.git.repo import GitRepo
+from bot.git.tree import GitTree
 from bot.kube.capabilities import Capabilities, crd_api_versions
 from bot.lru import BoundedCache
 

@@ -3,6 +3,7 @@ content, and where the charts of a repository are. Pure functions over a `Tree`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -170,6 +171,7 @@ def parse_rules(patterns: Iterable[str]) -> tuple[PathRule, ...]:
     return tuple(rules)
 
 
+@functools.lru_cache(maxsize=4096)  # the same few patterns in every .helmignore of every PR
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     out, i = [], 0
     while i < len(pattern):

@@ -21,7 +21,7 @@ from bot.engine.chart.lint import lint_messages
 from bot.engine.context import Rendered, RenderError
 from bot.engine.manifests import ManifestError, parse_rendered, pod_templates, template_repo_path
 from bot.engine.profiles import Profile, check_values_size, load_values, merge_values
-from bot.git.repo import GitTree
+from bot.git.tree import GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.render.base import Renderer, RenderFailure, is_dependency_missing
 from bot.render.cache import CachedRender, CacheKey, RenderCache

@@ -36,7 +36,8 @@ from bot.engine.profiles import (
 )
 from bot.engine.rendered_diff import RELEASE_NOISE, renders_alike
 from bot.engine.report import RenderErrorEntry
-from bot.git.repo import GitRepo, GitTree
+from bot.git.repo import GitRepo
+from bot.git.tree import GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.lru import BoundedCache
 from bot.render.base import RENDER_WORKERS, Renderer

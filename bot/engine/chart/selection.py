@@ -15,7 +15,7 @@ from bot.engine.chart.files import (
 from bot.engine.ct_config import NO_CT, CtConfig
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Tree
-from bot.git.repo import GitTree
+from bot.git.tree import GitTree
 
 
 class ChartError(ChartReviewError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from typing import Any, NamedTuple
 from bot.engine.yaml.blocks import clear_blocks, load_mappings
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.errors import ChartReviewError
-from bot.lru import IdentityMemo
+from bot.lru import BoundedCache, IdentityMemo
 
 
 class ManifestError(ChartReviewError):
@@ -65,11 +64,20 @@ def template_repo_path(
 def load_documents(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
     """The mappings in a rendered template. Parsing dominates a review's own cost, and most templates
     render the same text on both sides and for every profile, so identical text is parsed once."""
-    return _parse_cached(text, template)
+    parsed, _ = _PARSED.get_or_make((text, template), lambda: (_parse(text, template), len(text)))
+    return parsed
 
 
-@functools.lru_cache(maxsize=8192)
-def _parse_cached(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
+# Parsed templates by their text, weighed by it: the objects parsed weigh several times the text,
+# and one template of CRDs or configs is megabytes, so a count would bound nothing. Enough for a
+# large chart's two sides (what one review shares between its renders).
+PARSED_TEXT_BYTES = 32 * 2**20
+_PARSED: BoundedCache[tuple[str, str], tuple[tuple[Mapping[str, Any], ...], int]] = BoundedCache(
+    PARSED_TEXT_BYTES, lambda parsed: 64 + parsed[1]
+)
+
+
+def _parse(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
     try:
         # Block by block: what differs between profiles is a line or two of a large document.
         return load_mappings(text)
@@ -263,5 +271,5 @@ def documents_from_text(text: str, source: str, namespace: str) -> tuple[Documen
 
 def clear_parse_cache() -> None:
     """Forget parsed templates (benchmarks measure a cold review)."""
-    _parse_cached.cache_clear()
+    _PARSED.clear()
     clear_blocks()

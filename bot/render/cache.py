@@ -27,6 +27,10 @@ from bot.render.lint import LintEntry
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 512 * 2**20  # RENDER_CACHE_MAX_MB: a chart's render is tens of KB
+# Renders kept in this process's memory, by the size of their manifests: a chart of large CRDs or
+# configs renders megabytes a profile, so a count alone bounds nothing (a replay of
+# opentelemetry-collector's changes held 92 MB in 363 entries).
+DEFAULT_MEMORY_BYTES = 64 * 2**20
 ENTRY_SUFFIX, TMP_SUFFIX = ".json", ".tmp"
 # A write takes milliseconds: a temp file this old was left by a process that died writing it.
 STALE_TMP_SECONDS = 60.0
@@ -73,12 +77,15 @@ class RenderCache:
         directory: Path | None = None,
         max_entries: int = 512,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        memory_bytes: int = DEFAULT_MEMORY_BYTES,
     ) -> None:
         if max_bytes <= 0:
             raise ValueError(f"max_bytes must be positive, got {max_bytes}")
         self._dir = directory
-        self._mem: dict[str, CachedRender] = {}
+        # Least recently used first, with the bytes each holds.
+        self._mem: OrderedDict[str, tuple[CachedRender, int]] = OrderedDict()
         self._max = max_entries
+        self._memory_bytes, self._in_memory = memory_bytes, 0
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
         # The entries on disk, least recently used first, and their sizes in bytes.
@@ -103,7 +110,10 @@ class RenderCache:
     def get(self, key: CacheKey) -> CachedRender | None:
         digest = key.digest
         with self._lock:
-            hit = self._mem.get(digest)
+            entry = self._mem.get(digest)
+            if entry is not None:
+                self._mem.move_to_end(digest)
+        hit = entry[0] if entry is not None else None
         if self._dir is None:
             return hit
         if hit is not None:
@@ -210,10 +220,22 @@ class RenderCache:
         return self._dir / f"{digest}{ENTRY_SUFFIX}"
 
     def _remember(self, digest: str, value: CachedRender) -> None:
+        size = _weight(value)
         with self._lock:
-            if len(self._mem) >= self._max:
-                self._mem.pop(next(iter(self._mem)))
-            self._mem[digest] = value
+            old = self._mem.pop(digest, None)
+            self._in_memory += size - (old[1] if old is not None else 0)
+            self._mem[digest] = (value, size)
+            while len(self._mem) > self._max or (
+                self._in_memory > self._memory_bytes and len(self._mem) > 1
+            ):
+                _, (_, gone) = self._mem.popitem(last=False)
+                self._in_memory -= gone
+
+
+def _weight(value: CachedRender) -> int:
+    """About what an entry holds in memory: its manifests' text, and a little for the rest."""
+    manifests = value.manifests or {}
+    return 256 + sum(len(name) + len(text) for name, text in manifests.items())
 
 
 def _encode(value: CachedRender) -> dict[str, object]:

@@ -140,3 +140,22 @@ def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
 def test_the_cap_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="max_bytes must be positive"):
         RenderCache(tmp_path, max_bytes=0)
+
+
+def test_memory_holds_renders_up_to_its_bytes_the_least_recently_used_going_first() -> None:
+    """Memory is bounded by what the renders weigh, not only by their count: a chart of large
+    configs renders megabytes a profile."""
+    big = CachedRender({"t/cm.yaml": "kind: ConfigMap\n" + "x" * 100_000}, None)
+    cache = RenderCache(memory_bytes=350_000)
+    for n in range(3):
+        cache.put(key(n), big)
+    assert cache.get(key(0)) == big  # used again: the least recently used is now key(1)
+    cache.put(key(3), big)
+    assert [cache.get(key(n)) is not None for n in range(4)] == [True, False, True, True]
+    cache.put(key(4), CachedRender({"t/huge.yaml": "x" * 1_000_000}, None))
+    assert cache.get(key(4)) is not None  # the newest stays, alone, even past the bound
+    assert all(cache.get(key(n)) is None for n in range(4))
+    small = RenderCache(max_entries=2)
+    for n in range(3):
+        small.put(key(n), RENDER)
+    assert [small.get(key(n)) is not None for n in range(3)] == [False, True, True]

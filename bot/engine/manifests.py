@@ -71,7 +71,7 @@ def load_documents(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
 # Parsed templates by their text, weighed by it: the objects parsed weigh several times the text,
 # and one template of CRDs or configs is megabytes, so a count would bound nothing. Enough for a
 # large chart's two sides (what one review shares between its renders).
-PARSED_TEXT_BYTES = 32 * 2**20
+PARSED_TEXT_BYTES = 16 * 2**20
 _PARSED: BoundedCache[tuple[str, str], tuple[tuple[Mapping[str, Any], ...], int]] = BoundedCache(
     PARSED_TEXT_BYTES, lambda parsed: 64 + parsed[1]
 )

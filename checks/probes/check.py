@@ -109,7 +109,7 @@ class _Suspect(NamedTuple):
 
 
 # A container's verdict is the same in every render that repeats it (the same parsed mapping).
-_SUSPECTS: IdentityMemo[Mapping[str, Any], _Suspect] = IdentityMemo(4096)
+_SUSPECTS: IdentityMemo[Mapping[str, Any], _Suspect] = IdentityMemo(2048)  # each keeps its object
 
 
 def _suspect(container: Container) -> _Suspect:

@@ -17,7 +17,9 @@ from bot.lru import BoundedCache, IdentityMemo
 from checks.qos.classes import Cause, PodQoS, pod_qos
 from checks.qos.pod import BadQuantity, Container, PodResources
 
-SPECS_REMEMBERED = 4096
+SPECS_REMEMBERED = (
+    2048  # each entry keeps its pod spec alive (checks/selectors/objects.py says why)
+)
 
 Named = tuple[tuple[str, ...], PodQoS]  # a class and the container names it was computed with
 

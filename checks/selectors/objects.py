@@ -16,7 +16,10 @@ from checks.kit.containers import containers, mapping
 from checks.selectors.labels import Selector, from_label_selector, from_map, labels_of
 from checks.selectors.scripts import ScriptSelector, argv_selectors, kubectl_selectors
 
-OBJECTS_REMEMBERED = 8192
+# Objects a review's renders hold (a large chart's, across profiles and sides). Each entry keeps its
+# object alive: more would hold objects the parse cache has let go, megabytes each in a chart of
+# large configs (a replay of opentelemetry-collector's history grew past 800 MB at 8,192).
+OBJECTS_REMEMBERED = 2048
 RENDERS_REMEMBERED = 64
 
 

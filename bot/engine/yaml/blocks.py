@@ -53,8 +53,21 @@ _MARKERS = ("---", "...", "%")
 # parses without recursing to 1,000 levels: a crafted document must not reach the recursion limit,
 # where its RecursionError would read as invalid YAML. Real manifests nest a dozen or two.
 MAX_DEPTH = 64
-# Text -> the mapping the loader parses it to: entries, items (dash read as a space) and keys.
-_LEAVES: BoundedCache[str, dict[Any, Any]] = BoundedCache(8192)
+# Text -> the mapping the loader parses it to: entries, items (dash read as a space) and keys;
+# weighed by the text (an entry can be a whole `spec:` or a config file of megabytes).
+LEAF_TEXT_BYTES = 8 * 2**20
+_LEAVES: BoundedCache[str, tuple[dict[Any, Any], int]] = BoundedCache(
+    LEAF_TEXT_BYTES, lambda leaf: 64 + leaf[1]
+)
+
+
+def _leaf(text: str) -> dict[Any, Any] | None:
+    found = _LEAVES.get(text)
+    return found[0] if found is not None else None
+
+
+def _keep(text: str, parsed: dict[Any, Any]) -> None:
+    _LEAVES.put(text, (parsed, len(text)))
 
 
 class _Unsure(Exception):
@@ -177,12 +190,12 @@ def _entry(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any,
     """One entry (or a few, when a line at `indent` starts with something other than a plain key)
     of a block mapping, as the loader parses its text."""
     text = src.text(lo, hi)
-    hit = _LEAVES.get(text)
+    hit = _leaf(text)
     if hit is None:
         hit = _nested(src, lo, hi, indent, depth)
         if hit is None:
             hit = _parse(text)
-        _LEAVES.put(text, hit)
+        _keep(text, hit)
     return hit
 
 
@@ -210,10 +223,10 @@ def _nested(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any
 def _key(head: str) -> Any:
     """The key of a `key:` line: `yes:`, `1:`, the loader decides what a key is."""
     text = head + "\n"
-    parsed = _LEAVES.get(text)
+    parsed = _leaf(text)
     if parsed is None:
         parsed = _parse(text)
-        _LEAVES.put(text, parsed)
+        _keep(text, parsed)
     return next(iter(parsed))
 
 
@@ -242,10 +255,10 @@ def _item(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, 
     """One item of a block sequence, its dash read as a space: the block mapping whose keys sit at
     `indent`, parsed once per distinct text (an unchanged container in a list that changed)."""
     text = src.text(lo, hi)
-    hit = _LEAVES.get(text)
+    hit = _leaf(text)
     if hit is None:
         hit = _mapping(src, lo, hi, indent, depth + 1)
-        _LEAVES.put(text, hit)
+        _keep(text, hit)
     return hit
 
 

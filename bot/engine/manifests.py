@@ -92,14 +92,18 @@ def parse_rendered(
     chart_dir: str,
     namespace: str,
     placed: Mapping[str, str] | None = None,
+    only: frozenset[str] | None = None,
 ) -> tuple[Document, ...]:
-    """Every object of a render, in template order. Objects without a kind or name are skipped:
-    Kubernetes would reject them and they key nothing."""
+    """Every object of a render, in template order; with `only`, the objects of those templates
+    (repository paths) alone. Objects without a kind or name are skipped: Kubernetes would reject
+    them and they key nothing."""
     docs: list[Document] = []
     for name in sorted(rendered):
         if not is_manifest_template(name):
             continue
         template = template_repo_path(name, chart_dir, placed)
+        if only is not None and template not in only:
+            continue
         for body in load_documents(rendered[name], template):
             kind, meta = body.get("kind"), body.get("metadata")
             if not isinstance(kind, str) or not isinstance(meta, dict):

@@ -20,7 +20,13 @@ from dataclasses import replace
 from functools import partial
 
 from bot.engine.chart.files import BUMP_LINE_RE, chart_file
-from bot.engine.chart.renders import ChartSource, RenderSettings, render_in_order, start_chart
+from bot.engine.chart.renders import (
+    ChartSource,
+    PendingChart,
+    RenderSettings,
+    render_in_order,
+    start_chart,
+)
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, OpenPR
 from bot.engine.rendered_diff import CHANGED, profile_diff
@@ -57,18 +63,59 @@ def other_renders(
         for pr, found in candidates(repo, target, prs, wanted, changed)
         for path, profiles in found.items()
     ]
-    starts = (
-        partial(
-            start_chart,
-            ChartSource(path, base, repo.tree(head)),
-            replace(settings, only=profiles, lint=False),
-        )
-        for head, path, profiles in jobs
-    )
+    objects = {c.path: changed_objects(c, changed[c.path], settings.config.diff) for c in wanted}
+    templates = {path: _templates(mine) for path, mine in objects.items()}
+
+    def start(head: str, path: str, profiles: tuple[str, ...], parse_all: bool) -> PendingChart:
+        only = None if parse_all else templates[path]
+        narrowed = replace(settings, only=profiles, lint=False, parse_only=only)
+        return start_chart(ChartSource(path, base, repo.tree(head)), narrowed)
+
+    starts = (partial(start, head, path, profiles, False) for head, path, profiles in jobs)
     renders: dict[str, list[ChartRenders]] = {}
-    for (head, _, _), chart in zip(jobs, render_in_order(starts), strict=True):
+    for (head, path, profiles), chart in zip(jobs, render_in_order(starts), strict=True):
+        if not _found_all(chart, objects[path]):
+            # An object this PR changed is not in the templates that hold it here: the other
+            # head moved or removed it. Parsed whole (the render is the cache's), as it always was.
+            chart = start(head, path, profiles, True).result()
         renders.setdefault(head, []).append(chart)
     return {head: tuple(found) for head, found in renders.items()}
+
+
+# Per profile, the objects this PR changes: their keys and the templates holding them at base or
+# head (repository paths).
+ChangedObjects = Mapping[str, tuple[frozenset[str], frozenset[str]]]
+
+
+def changed_objects(
+    chart: ChartRenders, profiles: Sequence[str], noise: DiffConfig
+) -> ChangedObjects:
+    """What of another head the duplicates check can compare with this PR's change: the objects
+    this PR changes on each of `profiles`, and where they are rendered from."""
+    found = {}
+    for name in profiles:
+        keys = frozenset(
+            o.key for o in profile_diff(name, chart.base[name], chart.head[name], noise).objects
+        )
+        docs = (*chart.base[name].documents, *chart.head[name].documents)
+        found[name] = (keys, frozenset(d.template for d in docs if d.key in keys))
+    return found
+
+
+def _templates(objects: ChangedObjects) -> frozenset[str]:
+    return frozenset(t for _, templates in objects.values() for t in templates)
+
+
+def _found_all(chart: ChartRenders, objects: ChangedObjects) -> bool:
+    """Whether each profile's render at the other head holds every object this PR changes (or
+    failed, which the duplicates check leaves alone)."""
+    for name, (keys, _) in objects.items():
+        render = chart.head.get(name)
+        if render is None or render.error is not None:
+            continue
+        if not keys <= {d.key for d in render.documents}:
+            return False
+    return True
 
 
 def candidates(

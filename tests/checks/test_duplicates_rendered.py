@@ -239,3 +239,52 @@ def test_objects_alike_outside_noise_are_told_without_copies() -> None:
     assert not alike(base, {**base, "extra": 1}, ignored)
     assert not alike({"a": [1]}, {"a": [1, 1]}, None) and not alike({"a": {}}, {"a": []}, None)
     assert not alike(base, relabelled, None)  # status counts where no field is ignored
+
+
+SERVICE = "app/templates/service.yaml"
+SERVICE_TEXT = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}-api
+spec:
+  ports:
+    - port: 80
+"""
+
+
+def test_the_same_object_added_from_another_template_file_is_a_duplicate(g: GitBuilder) -> None:
+    """Of another head only the templates holding this PR's changed objects are read first; an
+    object it renders from another file is found all the same (its render is read whole)."""
+    branch(g, "mine", {SERVICE: SERVICE_TEXT})
+    other = branch(g, "theirs", {"app/templates/svc.yaml": SERVICE_TEXT})
+    (found,) = review(g, [OpenPR(3, other, "theirs", title="A service")])
+    assert found.rule == "same-change"
+    assert found.data["objects"] == [
+        {"chart": "app", "object": "Service/default/release-api", "profiles": ["default"]}
+    ]
+
+
+def test_another_head_s_templates_are_parsed_only_where_this_pr_changed_objects(
+    g: GitBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.engine import manifests
+
+    branch(g, "mine", {VALUES: "replicas: 3\n"})
+    noise = {
+        f"app/templates/noise{n}.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{n}\n"
+        for n in range(3)
+    }
+    other = branch(g, "theirs", {TEMPLATE: deployment(replicas="3"), **noise})
+    parsed: list[str] = []
+    load = manifests.load_documents
+
+    def counting(text: str, template: str) -> tuple[Any, ...]:
+        parsed.append(template)
+        return load(text, template)
+
+    monkeypatch.setattr(manifests, "load_documents", counting)
+    (found,) = review(g, [OpenPR(3, other, "theirs", title="Three replicas")])
+    assert found.rule == "same-change"
+    assert TEMPLATE in parsed
+    assert not any("noise" in t for t in parsed)  # only theirs, holding nothing this PR changed

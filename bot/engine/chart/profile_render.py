@@ -74,8 +74,11 @@ def render_profile(
     namespace: str,
     caps: SideCapabilities | None = None,
     lint: bool = False,
+    parse_only: frozenset[str] | None = None,
 ) -> Rendered:
-    """`lint`: also lint the render the review keeps (the last one, when CRDs make a second)."""
+    """`lint`: also lint the render the review keeps (the last one, when CRDs make a second).
+    `parse_only`: parse only those templates' objects (repository paths); not where the chart
+    asks `.Capabilities`, whose CRDs are read from every template for a second render."""
     caps = caps or SideCapabilities(DEFAULT_CAPABILITIES, asks=False)
     try:
         values, values_id = profile_values(tree, profile)
@@ -93,7 +96,8 @@ def render_profile(
         namespace,
     )
     placed = {c.prefix: c.directory for c in archiver.charts if c.prefix}
-    done = partial(_rendered, profile.name, values, chart_dir, namespace, placed)
+    only = None if caps.asks else parse_only
+    done = partial(_rendered, profile.name, values, chart_dir, namespace, placed, only=only)
     # A chart that may render twice is linted on the render kept, not on both.
     rendered = done(render(caps.capabilities, lint and not caps.asks))
     more = new_api_versions(rendered.documents, caps)
@@ -203,6 +207,7 @@ def _rendered(
     namespace: str,
     placed: Mapping[str, str],
     hit: CachedRender,
+    only: frozenset[str] | None = None,
 ) -> Rendered:
     lint = lint_messages(hit.lint, chart_dir, placed) if hit.lint is not None else None
     if hit.error is not None or hit.manifests is None:
@@ -216,7 +221,7 @@ def _rendered(
         error = RenderError(template, err.line, err.message, unavailable=missing)
         return Rendered(profile, error=error, values=values, lint=lint)
     try:
-        docs = parse_rendered(hit.manifests, chart_dir, namespace, placed)
+        docs = parse_rendered(hit.manifests, chart_dir, namespace, placed, only)
     except ManifestError as exc:
         error = RenderError(exc.template, exc.line, str(exc))
         return Rendered(profile, error=error, values=values, lint=lint)

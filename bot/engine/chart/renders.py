@@ -87,6 +87,9 @@ class RenderSettings:
     override: ValuesOverride = NO_OVERRIDE
     fetch: Fetch | None = None
     lint: bool = False
+    # Parse only these templates' objects (repository paths): other open PRs' renders, of which
+    # the duplicates check reads only the objects this PR changed (bot/engine/other_renders.py).
+    parse_only: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,7 @@ def _submit(
         settings.namespace,
         job.caps,
         lint,
+        settings.parse_only,
     )
 
 

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from all_charts_bench import RecordingRenderer  # noqa: E402
 
-from bot.cli.open_prs import discover_open_prs  # noqa: E402
+from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
 from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
 from bot.engine.context import Context  # noqa: E402
 from bot.engine.manifests import clear_parse_cache  # noqa: E402
@@ -428,6 +428,9 @@ def build_real_shaped(root: Path, templates: int, prs: int, doc_count: int) -> N
         ["git", "-C", str(root), "fast-import", "--quiet"], input=b"".join(stream.parts), check=True
     )
     git(root, "repack", "-adq")
+    # As a mirror keeps them (`clone --mirror` and `fetch` write packed-refs: the prometheus-
+    # community mirror holds its 7,985 refs there, none loose), not a file each as fast-import.
+    git(root, "pack-refs", "--all")
 
 
 def export_chart(root: Path, ref: str, dest: Path) -> Path:
@@ -452,8 +455,9 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
         assert develop is not None and head is not None
 
         def with_prs() -> ReviewInput:
-            found = discover_open_prs(repo, develop, None, head)
-            return ReviewInput(base="develop", head="pr", open_prs=found)
+            # As the command line finds them: beside the review's renders.
+            found = finding_open_prs(repo, develop, head)
+            return ReviewInput(base="develop", head="pr", open_prs_found=found)
 
         with_refs = f"{args.prs} PR refs"
         reworded = "a heading reworded"
@@ -466,7 +470,7 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
         floors = {label: recorder.replay_alone for label, recorder in recorded.items()}
         runs = measure(repo, helm, pool, sides, inputs, args.rounds, floors)
         raw_s = statistics.median(runs.raws)
-        open_count = len(with_prs().open_prs)
+        open_count = len(discover_open_prs(repo, develop, None, head))
         print(
             f"real-shaped: {args.prs} refs/pull/N/head ({open_count} open), {args.docs} docs, "
             f"chart of {args.templates} templates, {len(REAL_PROFILES)} profiles "

@@ -27,6 +27,7 @@ from bot.cli.open_prs import (
     add_discovery_arguments,
     discover_open_prs,
     discovery_from,
+    finding_open_prs,
     head_number,
 )
 from bot.cli.progress import chart_progress
@@ -164,21 +165,22 @@ def add_review(sub: argparse._SubParsersAction) -> None:
 
 def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
     develop_sha = develop_commit(repo, args.develop, args.base)
+    head, number, rules = repo.resolve(args.head), head_number(args.head), discovery_from(args)
+    # `--open-pr` is read now, so that a malformed one stops the review before it renders.
     open_prs = (
-        discover_open_prs(
-            repo,
-            develop_sha,
-            args.open_pr,
-            exclude_head=repo.resolve(args.head),
-            rules=discovery_from(args),
-            exclude_number=head_number(args.head),
-        )
-        if develop_sha
+        discover_open_prs(repo, develop_sha, args.open_pr, head, rules=rules, exclude_number=number)
+        if develop_sha and args.open_pr
         else ()
+    )
+    found = (
+        finding_open_prs(repo, develop_sha, head, rules=rules, exclude_number=number)
+        if develop_sha and not args.open_pr
+        else None
     )
     links = dict((name, (path, ref)) for name, path, ref in (parse_link(arg) for arg in args.link))
     return ReviewInput(
         open_prs=open_prs,
+        open_prs_found=found,
         links=local_resolver(links),
         pr=PullRequestInfo(
             number=head_number(args.head), title=args.pr_title, body=read_pr_body(args.pr_body)

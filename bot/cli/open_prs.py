@@ -146,6 +146,32 @@ def head_number(ref: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+# Discovery runs beside the review's renders (ReviewInput.open_prs_found): its git queries wait
+# on git, and the renders on Helm.
+_FINDING = ThreadPoolExecutor(1, thread_name_prefix="open-prs")
+
+
+def finding_open_prs(
+    repo: GitRepo,
+    develop_sha: str,
+    exclude_head: str | None,
+    *,
+    rules: Discovery = DEFAULT_DISCOVERY,
+    exclude_number: int | None = None,
+) -> Future[tuple[OpenPR, ...]]:
+    """`discover_open_prs` by the rules (no `--open-pr`), under way: the review waits for it where
+    it first needs the open PRs."""
+    return _FINDING.submit(
+        discover_open_prs,
+        repo,
+        develop_sha,
+        None,
+        exclude_head,
+        rules=rules,
+        exclude_number=exclude_number,
+    )
+
+
 def discover_open_prs(
     repo: GitRepo,
     develop_sha: str,

@@ -13,9 +13,10 @@ from typing import Any
 from bot.engine.chart.fetching import ReviewFetch
 from bot.engine.chart.renders import (
     ChartSource,
+    PendingChart,
     RenderSettings,
     render_error_entries,
-    render_in_order,
+    renders_in_order,
     start_chart,
 )
 from bot.engine.chart.selection import chart_dirs, chart_meta
@@ -82,6 +83,9 @@ class ReviewInput:
     release_name: str | None = None
     namespace: str | None = None
     open_prs: tuple[OpenPR, ...] = ()
+    # Or the open PRs still being found (the command line walks hundreds of refs for them): the
+    # charts render meanwhile, and the review waits for them where it first reads them.
+    open_prs_found: Future[tuple[OpenPR, ...]] | None = None
     pr: PullRequestInfo = PullRequestInfo()
     links: RepoResolver = no_links
     only_checks: tuple[str, ...] = ()  # () → every enabled check
@@ -217,9 +221,11 @@ class Engine:
             inp.all_charts,
             known.ct,
         )
+        # Read from Helm (by rendering a probe) before the charts' renders fill the render
+        # processes, where a cache does not have it yet.
+        assumed_f = _GIT_POOL.submit(assumed_capabilities, capabilities, self.renderer, self.cache)
         t0 = time.perf_counter()
-        others = tuple(p for p in inp.open_prs if p.head != head)
-        ahead = _GIT_POOL.submit(read_ahead, self.repo, target, others, dirs) if others else None
+        ahead = _GIT_POOL.submit(_read_ahead, self.repo, target, inp, head, dirs)
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
         # The allow-list is the target's, as the config is: a PR cannot add a host to its review.
         fetch = ReviewFetch(self.fetcher, config.dependencies, self.repo.tree(target), inp.offline)
@@ -240,16 +246,16 @@ class Engine:
             lint=any(c.name == LINT_CHECK for c in self.enabled_checks(config, inp.only_checks)),
         )
         starts = (partial(start_chart, s, settings) for s in sources)
-        rendered: list[ChartRenders] = []
-        for chart in render_in_order(starts):
-            rendered.append(chart)
+        pending: list[PendingChart] = []
+        for chart in renders_in_order(starts):
+            pending.append(chart)
             if inp.progress is not None:
-                inp.progress(len(rendered), len(sources), chart.path)
-        charts = tuple(rendered)
+                inp.progress(len(pending), len(sources), chart.source.path)
+        # `helm lint` may still run: every check but lint reads these meanwhile.
+        charts = tuple(chart.renders() for chart in pending)
         self.timings.render += time.perf_counter() - t0
         _check_profiles_exist(inp.profiles, charts)
-        if ahead is not None:
-            ahead.result()  # what it read is remembered; the checks read it from here on
+        others = ahead.result()  # what it read is remembered; the checks read it from here on
         enabled = self.enabled_checks(config, inp.only_checks)
         ctx = Context(
             config=config,
@@ -268,7 +274,7 @@ class Engine:
         )
         findings: list[Finding] = []
         # Said per chart in the JSON report (its `extra`), which is where a chart's facts go.
-        assumed = assumed_capabilities(capabilities, self.renderer, self.cache).to_json()
+        assumed = assumed_f.result().to_json()
         chart_data: dict[str, dict[str, Any]] = {
             c.path: {"capabilities": assumed, **rendered_diffs(c, config.diff)} for c in charts
         }
@@ -282,17 +288,26 @@ class Engine:
             if others and any(c.name == DUPLICATES_CHECK for c in enabled)
             else None
         )
-        explanations: list[str] = []
+        explained: dict[str, list[str]] = {c.name: [] for c in enabled}
         t1 = time.perf_counter()
-        for check in enabled:
+        # The lint check last, as its renders' lint comes in while the others run.
+        for check in sorted(enabled, key=lambda c: c.name == LINT_CHECK):
             c0 = time.perf_counter()
             if check.name == DUPLICATES_CHECK and theirs is not None:
                 ctx = replace(ctx, other_renders=theirs.result())
                 self.timings.render += time.perf_counter() - c0
                 c0 = time.perf_counter()
-            findings += self.run_check(check, ctx, chart_data, explanations if explain else None)
+            if check.name == LINT_CHECK:
+                ctx = replace(ctx, charts=tuple(chart.result() for chart in pending))
+                self.timings.render += time.perf_counter() - c0
+                c0 = time.perf_counter()
+            said = explained[check.name] if explain else None
+            findings += self.run_check(check, ctx, chart_data, said)
             self.timings.add(check.name, time.perf_counter() - c0)
+        ctx = replace(ctx, charts=tuple(chart.result() for chart in pending))
+        charts = ctx.charts
         self.timings.checks += time.perf_counter() - t1
+        explanations = [line for c in enabled for line in explained[c.name]]
         findings = verify_suggestions(findings, ctx, settings, self.registry)  # renders, too
         findings = attribute_subcharts(findings, charts)
 
@@ -343,6 +358,22 @@ class Engine:
             run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
             found += _contained(check, chart.path, run)
         return found
+
+
+def _other_prs(inp: ReviewInput, head: str) -> tuple[OpenPR, ...]:
+    """The open PRs besides the one under review (as given, or once found)."""
+    found = inp.open_prs if inp.open_prs_found is None else inp.open_prs_found.result()
+    return tuple(p for p in found if p.head != head)
+
+
+def _read_ahead(
+    repo: GitRepo, target: str, inp: ReviewInput, head: str, charts: Sequence[str]
+) -> tuple[OpenPR, ...]:
+    """The other open PRs, once found, with what the checks will ask git about them read."""
+    others = _other_prs(inp, head)
+    if others:
+        read_ahead(repo, target, others, charts)
+    return others
 
 
 def _not_reviewed(findings: Sequence[Finding], chart: str) -> str | None:

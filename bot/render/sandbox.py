@@ -291,6 +291,7 @@ class SandboxedHelm:
             f"cpu={self.limits.cpu_seconds}s memory={self.limits.memory_bytes} {LINT_VERSION}"
         )
         self._workers = workers
+        self._default: str | None = None  # Helm's compiled-in Kubernetes version, once read
         self._idle: list[RenderProcess] = []
         self._all: set[RenderProcess] = set()
         self._cond = threading.Condition()
@@ -352,7 +353,11 @@ class SandboxedHelm:
             self._checkin(process, healthy)
 
     def default_kube_version(self) -> str | None:
-        return probe_kube_version(self.render)
+        """Every render process runs the same Helm, so read once (a failure, maybe a passing one
+        on a busy machine, is asked again next time)."""
+        if self._default is None:
+            self._default = probe_kube_version(self.render)
+        return self._default
 
     def pids(self) -> list[int]:
         with self._cond:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import tarfile
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -288,3 +290,29 @@ def test_another_head_s_templates_are_parsed_only_where_this_pr_changed_objects(
     assert found.rule == "same-change"
     assert TEMPLATE in parsed
     assert not any("noise" in t for t in parsed)  # only theirs, holding nothing this PR changed
+
+
+def test_open_prs_still_being_found_are_waited_for_where_the_review_reads_them(
+    g: GitBuilder,
+) -> None:
+    """The command line finds the open PRs while the charts render (ReviewInput.open_prs_found):
+    the review is the one it makes with them given, and waits for them however late they come."""
+    branch(g, "mine", {VALUES: "replicas: 3\n"})
+    other = branch(g, "theirs", {TEMPLATE: deployment(replicas="3")})
+    given = review(g, [OpenPR(3, other, "theirs", title="Three replicas")])
+    release = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+
+        def found() -> tuple[OpenPR, ...]:
+            release.wait(30)
+            return (OpenPR(3, other, "theirs", title="Three replicas"),)
+
+        later = pool.submit(found)
+        engine = Engine(GitRepo(g.path), CountingHelm(), REGISTRY, RenderCache())
+        inp = ReviewInput(
+            base="develop", head="mine", open_prs_found=later, only_checks=("duplicates",)
+        )
+        threading.Timer(0.5, release.set).start()  # found, most likely, once the renders began
+        result = engine.review(inp)
+    assert result.report.findings_for("duplicates") == given
+    assert [pr.number for pr in result.context.open_prs] == [3]

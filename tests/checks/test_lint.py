@@ -10,6 +10,7 @@ from bot.engine.context import LintSeverity
 from bot.engine.report import Finding, Report
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.render.base import RenderFailure
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from bot.render.lint import Linted
@@ -197,18 +198,28 @@ def report_renders(g: GitBuilder) -> dict[str, object]:
 
 
 class CountingLints:
-    """Helm, counting the lints it is asked for, by the profile's values."""
+    """Helm, counting the lints it is asked for, by the profile's values, and every request in
+    order. A profile whose `serviceName` is in `stopped` fails as a limit stops a render."""
 
-    def __init__(self) -> None:
+    def __init__(self, stopped: tuple[str, ...] = ()) -> None:
         self.helm = EmbeddedHelm()
         self.version = self.helm.version
         self.linted: list[object] = []
+        self.asked: list[tuple[str, object]] = []
+        self.stopped = stopped
 
-    def render(self, *args: Any) -> dict[str, str]:
-        return self.helm.render(*args)
+    def render(self, archive: bytes, values: Any, *rest: Any) -> dict[str, str]:
+        self.asked.append(("render", values.get("serviceName")))
+        if values.get("serviceName") in self.stopped:
+            raise RenderFailure("render exceeded its time limit (1 s of CPU time)")
+        return self.helm.render(archive, values, *rest)
 
     def render_linted(self, archive: bytes, values: Any, *rest: Any) -> Linted:
         self.linted.append(values.get("serviceName"))
+        self.asked.append(("lint", values.get("serviceName")))
+        if values.get("serviceName") in self.stopped:
+            stopped = RenderFailure("render exceeded its time limit (1 s of CPU time)")
+            return Linted(None, stopped, None)
         return self.helm.render_linted(archive, values, *rest)
 
 
@@ -235,3 +246,56 @@ def test_a_chart_level_lint_error_the_pr_brings_is_found_on_the_first_profile(
     findings = lint(review(g))
     assert [(f.severity, f.profile) for f in findings] == [("failure", "eks")]
     assert "invalid email" in findings[0].message
+
+
+def test_the_first_profile_is_rendered_and_linted_in_one_request_before_any_other_render(
+    tmp_path: Path,
+) -> None:
+    """Lint costs 10-15 renders, so the lint sure to be wanted (the first profile's) starts at once,
+    in the request that renders it; the others' wait for both sides' renders, which say where the
+    PR changed something. A profile the PR adds is linted with its render too."""
+    g = repo(tmp_path, {"web/ci/oc-values.yaml": "serviceName: oc\n"})
+    g = pr(
+        g,
+        {
+            "web/ci/gke-values.yaml": "serviceName: gke-new\n",
+            "web/ci/new-values.yaml": "serviceName: added\n",
+        },
+    )
+    helm = CountingLints()
+    engine = Engine(GitRepo(g.path), helm, REGISTRY, RenderCache())
+    result = engine.review(ReviewInput(base="develop", head="pr", offline=True))
+    assert sorted(map(str, helm.linted)) == ["None", "added", "gke-new"]  # eks, new, gke at head
+    renders = [values for kind, values in helm.asked if kind == "render"]
+    # No plain render of eks and new at head: their lint's request rendered them (eks and gke
+    # have the same values at base: one render).
+    assert sorted(map(str, renders)) == ["None", "gke-new", "oc", "oc"]
+    # gke's lint was decided by both sides' renders, so asked after all of them.
+    assert helm.asked.index(("lint", "gke-new")) > max(
+        i for i, (kind, _) in enumerate(helm.asked) if kind == "render"
+    )
+    (chart,) = result.context.charts
+    assert all(chart.head[p].lint is not None for p in ("eks", "gke", "new"))
+    assert chart.head["oc"].lint is None
+    assert lint(result.report) == []
+
+
+def test_a_first_profile_a_limit_stops_hands_the_chart_wide_lint_to_the_next(
+    tmp_path: Path,
+) -> None:
+    """The first profile is linted early for what lint says of the chart itself; where a limit
+    stops its render, that falls to the first profile that renders, as if it had come first."""
+    g = repo(
+        tmp_path,
+        {
+            "web/ci/gke-values.yaml": "serviceName: gke\n",
+            "web/ci/oc-values.yaml": "serviceName: oc\n",
+        },
+    )
+    g = pr(g, {"web/ci/eks-values.yaml": "serviceName: slow\n"})
+    helm = CountingLints(stopped=("slow",))
+    engine = Engine(GitRepo(g.path), helm, REGISTRY, RenderCache())
+    result = engine.review(ReviewInput(base="develop", head="pr", offline=True))
+    assert helm.linted == ["slow", "gke"]
+    (chart,) = result.context.charts
+    assert chart.head["gke"].lint is not None and chart.head["oc"].lint is None

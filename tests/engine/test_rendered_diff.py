@@ -243,3 +243,40 @@ def test_an_object_the_pr_adds_is_diffed_against_nothing() -> None:
 def test_a_fence_outlasts_the_backticks_and_shows_hidden_characters() -> None:
     assert fenced("+ a: ````x\u202e") == "`````diff\n+ a: ````x\\u202e\n`````"
     assert fenced("+ a: 1") == "```diff\n+ a: 1\n```"
+
+
+def test_the_dump_is_the_safe_dumpers_to_the_character() -> None:
+    # The diff builds the representer's nodes itself (a third of its cost): every type parsed YAML
+    # holds, and the strings that read back as something else unless quoted.
+    import datetime
+
+    import yaml
+
+    from bot.engine.rendered_diff import _WIDE, _dumped
+
+    class Plain(yaml.CSafeDumper):  # the representer and resolver as PyYAML has them
+        def ignore_aliases(self, data: object) -> bool:
+            return True
+
+    def block(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Plain.add_representer(str, block)
+
+    body = {
+        "b": ["true", "yes", "null", "~", "", "8080", "0x1F", "1e3", "-.inf", ".nan", "12:30"],
+        "a": {"nested": [{"x": 1}, [], {}, [[1, 2]], None]},
+        "scalars": [True, False, 0, -7, 2**70, 1.0, 1e-7, float("inf"), float("nan"), None],
+        "when": [datetime.date(2024, 2, 29), datetime.datetime(2024, 2, 29, 12, 0)],
+        "binary": b"\x00\xff",
+        "text": ["line one\nline two\n", "  leading", "trailing ", "# not a comment", "a: b"],
+        "unicode": ["naïve", "日本", "\u2028", "tab\there", "'quote'", '"dq"', "- dash"],
+        "long": "x" * 300,
+        "10": "a key that reads as a number",
+        "": "an empty key",
+    }
+    expected = yaml.dump(body, Dumper=Plain, sort_keys=True, default_flow_style=False, width=_WIDE)
+    assert "".join(_dumped(body)) == expected
+    assert "".join(_dumped(body)) == expected  # the scalars' types remembered now, the same
+    assert "'true'" in expected and "|" in expected  # the cases above do reach the emitter's rules

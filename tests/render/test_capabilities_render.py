@@ -66,6 +66,18 @@ def test_each_renderer_says_its_default_kube_version() -> None:
         assert sandboxed.default_kube_version() == EmbeddedHelm().default_kube_version()
 
 
+def test_the_sandbox_reads_its_default_kube_version_once() -> None:
+    # Every render process runs the same Helm: a second review's probe would wait for a process
+    # its renders keep busy.
+    with SandboxedHelm(workers=1) as sandboxed:
+        found = sandboxed.default_kube_version()
+        probes: list[bytes] = []
+        render = sandboxed.render
+        sandboxed.render = lambda archive, *rest: probes.append(archive) or render(archive, *rest)  # type: ignore[method-assign]
+        assert sandboxed.default_kube_version() == found is not None
+        assert probes == []
+
+
 def test_helms_default_kube_version_is_read_and_cached() -> None:
     helm, cache = EmbeddedHelm(), RenderCache()
     found = default_kube_version(helm, cache)

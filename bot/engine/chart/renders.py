@@ -7,7 +7,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -54,6 +54,9 @@ _POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="rende
 # Charts of one review started ahead of the one awaited: twice the workers keeps them all busy when
 # charts have one profile or two, and bounds the archives and values held in flight.
 CHARTS_AHEAD = 2 * RENDER_WORKERS
+# Each waits on a chart's head lints, then starts its base's where they say something: threads
+# that only wait, so the review's checks run meanwhile. One per chart whose lint is under way.
+_LINT_CHAINS = ThreadPoolExecutor(max_workers=CHARTS_AHEAD, thread_name_prefix="lint")
 
 
 @dataclass(frozen=True)
@@ -112,34 +115,72 @@ class PendingChart:
         profiles: dict[str, Profile],
         facts: tuple[dict[str, str], dict[str, dict[str, str]], dict[str, Mapping[str, str]]],
         lint: Callable[[str, Iterable[str]], dict[str, Future[Rendered]]] | None = None,
+        early: frozenset[str] = frozenset(),
     ) -> None:
         self.source, (self._sides, self._pending) = source, renders
         self._profiles = profiles
         self._refused, self._unvalidated, self._dependencies = facts
         self._lint = lint
+        self._early = early  # head profiles rendered and linted in one request (_linted_early)
+        self._renders: ChartRenders | None = None
+        self._linting: Future[dict[str, dict[str, Rendered]]] | None = None
 
-    def _lint_where_it_can_matter(
-        self, lint: Callable[[str, Iterable[str]], dict[str, Future[Rendered]]]
-    ) -> None:
-        """`helm lint` at head where the PR can have changed what it says (lint_at_head); then at
-        base, where the head's says something the base may already have said."""
-        base, head = self._sides["base"], self._sides["head"]
-        wanted = lint_at_head(base, head)
-        head.update({n: f.result() for n, f in lint("head", wanted).items()})
-        linted = [head[n] for n in wanted if n in head]
-        if _says_something(linted):
-            # A profile the PR adds is compared with every base profile (checks/lint.py).
-            added = any(n not in base for n in wanted)
-            relinted = lint("base", sorted(base) if added else [n for n in wanted if n in base])
-            base.update({n: f.result() for n, f in relinted.items()})
+    def renders(self) -> ChartRenders:
+        """The chart's renders, once they are in, without waiting for `helm lint`: what every check
+        but lint reads. From here the lint runs where it can matter (`_start_lint`); `result()`
+        waits for it."""
+        if self._renders is None:
+            early = {n: f for n, f in self._pending.get("head", {}).items() if n in self._early}
+            for side, futures in self._pending.items():
+                done = {
+                    n: f.result() for n, f in futures.items() if side == "base" or n not in early
+                }
+                self._sides[side].update(done)
+            # The other lints are known now (the PR changed those renders), and start while the
+            # early ones run.
+            later = self._lint("head", self._changed()) if self._lint is not None else {}
+            self._sides["head"].update({n: future.result() for n, future in early.items()})
+            self._pending = {}  # the futures' archives and values are not held past their renders
+            if self._lint is not None:
+                self._linting = self._start_lint(self._lint, {**early, **later})
+            self._lint = None
+            self._renders = self._chart(self._sides["base"], self._sides["head"])
+        return self._renders
 
     def result(self) -> ChartRenders:
-        for side, futures in self._pending.items():
-            self._sides[side].update({name: future.result() for name, future in futures.items()})
-        self._pending = {}  # the futures' archives and values are not held past their renders
-        if self._lint is not None:
-            self._lint_where_it_can_matter(self._lint)
-        self._lint = None
+        """The renders with their lint: each linted profile's render as the checks read it, with
+        the messages of its lint (a second request with the same inputs) attached."""
+        renders = self.renders()
+        if self._linting is None:
+            return renders
+        linted, self._linting = self._linting.result(), None
+        base, head = (
+            {n: _with_lint(r, linted.get(side, {}).get(n)) for n, r in renders.side(side).items()}
+            for side in SIDES
+        )
+        self._renders = self._chart(base, head)
+        return self._renders
+
+    def _changed(self) -> list[str]:
+        """The head profiles not linted early whose lint may say what the base's does not."""
+        base, head = self._sides["base"], self._sides["head"]
+        return [n for n in sorted(head) if n not in self._early and _lint_matters(n, base, head)]
+
+    def _start_lint(
+        self,
+        lint: Callable[[str, Iterable[str]], dict[str, Future[Rendered]]],
+        at_head: dict[str, Future[Rendered]],
+    ) -> Future[dict[str, dict[str, Rendered]]]:
+        """`helm lint` at head where the PR can have changed what it says (lint_at_head: those
+        under way, and the first profile that rendered if the first did not); then, in a thread
+        that only waits, at base where the head's says something."""
+        base, head = self._sides["base"], self._sides["head"]
+        wanted = lint_at_head(base, head)
+        at_head.update(lint("head", [n for n in wanted if n not in at_head]))
+        at_head = {n: f for n, f in at_head.items() if n in wanted}
+        return _LINT_CHAINS.submit(_then_base, lint, base, wanted, at_head)
+
+    def _chart(self, base: dict[str, Rendered], head: dict[str, Rendered]) -> ChartRenders:
         source = self.source
         meta = (
             chart_meta(source.head, source.path)
@@ -149,13 +190,36 @@ class PendingChart:
         return ChartRenders(
             path=source.path,
             name=meta.name or source.path.rsplit("/", 1)[-1],
-            base=self._sides["base"],
-            head=self._sides["head"],
+            base=base,
+            head=head,
             profiles={n: _spec(p) for n, p in self._profiles.items()},
             refused=self._refused,
             unvalidated=self._unvalidated,
             dependencies=self._dependencies,
         )
+
+
+def _then_base(
+    lint: Callable[[str, Iterable[str]], dict[str, Future[Rendered]]],
+    base: Mapping[str, Rendered],
+    wanted: Sequence[str],
+    at_head: Mapping[str, Future[Rendered]],
+) -> dict[str, dict[str, Rendered]]:
+    """The head's lints; where they say something the base may already have said, the base's: on
+    the same profiles, or on every base profile where the PR adds one (checks/lint.py compares
+    an added profile with them all)."""
+    head = {n: future.result() for n, future in at_head.items()}
+    if not _says_something(head[n] for n in wanted if n in head):
+        return {"head": head}
+    added = any(n not in base for n in wanted)
+    relinted = lint("base", sorted(base) if added else [n for n in wanted if n in base])
+    return {"head": head, "base": {n: future.result() for n, future in relinted.items()}}
+
+
+def _with_lint(rendered: Rendered, linted: Rendered | None) -> Rendered:
+    """The render the checks read, with the lint messages of the request that linted it (None:
+    not linted there)."""
+    return rendered if linted is None or linted is rendered else replace(rendered, lint=linted.lint)
 
 
 def render_chart(source: ChartSource, settings: RenderSettings) -> ChartRenders:
@@ -214,12 +278,17 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
     # A profile alike at both sides of the same chart is one render: submitted once, its future
     # shared. Handed to the pool twice, the second would hold a worker waiting on the first's.
     alike: dict[tuple[str, str | None], tuple[_Job, Future[Rendered]]] = {}
-    # Sides alternate, so one worker builds the head's archive while another builds the base's.
-    for job in (j for batch in itertools.zip_longest(*jobs) for j in batch if j is not None):
+    early = _linted_early(jobs, sides) if _lints(settings) and not same else frozenset()
+    # Sides alternate, so one worker builds the head's archive while another builds the base's;
+    # the profiles linted early go first, as the last lint to end ends the chart.
+    alternating = [j for batch in itertools.zip_longest(*jobs) for j in batch if j is not None]
+    for job in sorted(
+        alternating, key=lambda j: not (j.side == "head" and j.profile.name in early)
+    ):
         # The same chart at both sides is linted with its render (the base's lint is the head's);
-        # else the lint waits for both sides' renders, which say where it can matter
-        # (PendingChart.result).
-        lint = settings.lint and same
+        # so is a head profile lint_at_head will surely want; else the lint waits for both
+        # sides' renders, which say where it can matter (PendingChart.renders).
+        lint = settings.lint and (same or (job.side == "head" and job.profile.name in early))
         key = (job.profile.name, _values_id(job))
         twin = alike.get(key) if same else None
         if twin is not None and (twin[0].profile, twin[0].caps) == (job.profile, job.caps):
@@ -238,7 +307,21 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
         all_profiles,
         (refused, unvalidated, dependencies),
         partial(_lint_jobs, source, settings, by_side) if _lints(settings) and not same else None,
+        early,
     )
+
+
+def _linted_early(
+    jobs: Sequence[Sequence[_Job]], preset: Mapping[str, Mapping[str, Any]]
+) -> frozenset[str]:
+    """The head profiles lint_at_head will want whatever the renders say (if they render): the
+    first, and those the base lacks. Linted with their render, from the start: lint costs 10-15
+    renders, and waiting for every render to decide would leave a worker idle meanwhile."""
+    head = sorted(j.profile.name for batch in jobs for j in batch if j.side == "head")
+    base = {j.profile.name for batch in jobs for j in batch if j.side == "base"} | set(
+        preset["base"]
+    )
+    return frozenset(head[:1] + [n for n in head if n not in base])
 
 
 def _values_id(job: _Job) -> str | None:
@@ -279,10 +362,11 @@ def _lint_jobs(
     side: str,
     profiles: Iterable[str],
 ) -> dict[str, Future[Rendered]]:
-    """The side's profiles rendered again with their lint (the render comes from the cache; one
-    request renders and lints, as lint renders anyway)."""
+    """The side's profiles rendered again with their lint (one request renders and lints, as lint
+    renders anyway). Only the lint is kept (PendingChart.result), so nothing is parsed."""
     found = jobs.get(side, {})
-    return {n: _submit(source, settings, found[n], lint=True) for n in profiles if n in found}
+    lint_only = replace(settings, parse_only=frozenset())
+    return {n: _submit(source, lint_only, found[n], lint=True) for n in profiles if n in found}
 
 
 def lint_at_head(base: Mapping[str, Rendered], head: Mapping[str, Rendered]) -> list[str]:
@@ -294,11 +378,15 @@ def lint_at_head(base: Mapping[str, Rendered], head: Mapping[str, Rendered]) -> 
     by the PR as by its base, and lint would repeat the base's messages: folded as pre-existing,
     at 30-40x a render's cost."""
     names = [n for n in sorted(head) if _lintable(head[n])]
-    return [
-        n
-        for i, n in enumerate(names)
-        if i == 0 or n not in base or not renders_alike(base[n], head[n], RELEASE_NOISE)
-    ]
+    return [n for i, n in enumerate(names) if i == 0 or _lint_matters(n, base, head)]
+
+
+def _lint_matters(name: str, base: Mapping[str, Rendered], head: Mapping[str, Rendered]) -> bool:
+    """Lintable at head, and rendered by the PR into something the base did not render."""
+    rendered = head[name]
+    return _lintable(rendered) and (
+        name not in base or not renders_alike(base[name], rendered, RELEASE_NOISE)
+    )
 
 
 def _lintable(rendered: Rendered) -> bool:
@@ -320,16 +408,34 @@ def _says_something(rendered: Iterable[Rendered]) -> bool:
 def render_in_order(
     starts: Iterable[Callable[[], PendingChart]], ahead: int = CHARTS_AHEAD
 ) -> Iterator[ChartRenders]:
-    """Each chart's renders, in the order of `starts`, with up to `ahead` charts started and
-    rendering meanwhile: enough to keep the pool busy across charts with few profiles, few enough
-    that a review of a hundred charts does not hold every chart's archive at once."""
+    """Each chart's renders and lint, in the order of `starts` (renders_in_order)."""
+    return (chart.result() for chart in renders_in_order(starts, ahead))
+
+
+def renders_in_order(
+    starts: Iterable[Callable[[], PendingChart]], ahead: int = CHARTS_AHEAD
+) -> Iterator[PendingChart]:
+    """Each chart once its renders are in (its lint may still run), in the order of `starts`, with
+    up to `ahead` charts started and rendering meanwhile: enough to keep the pool busy across
+    charts with few profiles, few enough that a review of a hundred charts does not hold every
+    chart's archive at once. Charts whose lint is still running count too: past `ahead` of them,
+    the oldest's is waited for."""
     window: deque[PendingChart] = deque()
+    linting: deque[PendingChart] = deque()
+
+    def handed(chart: PendingChart) -> PendingChart:
+        chart.renders()
+        linting.append(chart)
+        if len(linting) > ahead:
+            linting.popleft().result()
+        return chart
+
     for start in starts:
         window.append(start())
         if len(window) >= ahead:
-            yield window.popleft().result()
+            yield handed(window.popleft())
     while window:
-        yield window.popleft().result()
+        yield handed(window.popleft())
 
 
 def _spec(profile: Profile) -> Any:

@@ -55,6 +55,8 @@ class GitRepo:
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
         self._roots: BoundedCache[str, str] = BoundedCache(_ROOTS)
+        # (commit, directory) → the directory's tree id, "" where it has none.
+        self._dirs: BoundedCache[tuple[str, str], str] = BoundedCache(_ROOTS)
         self._levels: BoundedCache[str, Level] = BoundedCache(_LEVEL_ENTRIES, _weight)
         self._tree_listings: BoundedCache[str, dict[str, Entry]] = BoundedCache(
             _LISTED_ENTRIES, _weight
@@ -296,6 +298,27 @@ class GitRepo:
                     found[commit] = info[0]
         return [found[c] for c in commits]
 
+    def directory_trees(self, commits: Sequence[str], directory: str) -> list[str | None]:
+        """The tree id of `directory` (a path in the repository, not "") at each commit; None
+        where it is no directory (absent, a file, a symlink or a submodule), or no such commit.
+        git walks the path itself (`<commit>:<path>`, one batch for the commits not remembered):
+        hundreds of PRs' commits have as many root trees, each read only to find the next level."""
+        key = directory.strip("/")
+        if not _plain_path(key):
+            return [None] * len(commits)  # no tree entry is named "", "." or ".."
+        found = {c: self._dirs.get((c, key)) for c in commits}
+        missing = [
+            c for c, tree in found.items() if tree is None and "\n" not in c and "\0" not in c
+        ]
+        if missing:
+            with self._lock:
+                infos = self._object_infos([f"{c}:{key}" for c in missing])
+            for commit, info in zip(missing, infos, strict=True):
+                tree = info[0] if info is not None and info[1] == "tree" else ""
+                self._dirs.put((commit, key), tree)
+                found[commit] = tree
+        return [found[c] or None for c in commits]
+
     def level(self, tree: str) -> Level:
         """One tree object's entries (name → Entry), not those of the trees below it."""
         found = self._levels.get(tree)
@@ -377,7 +400,7 @@ class GitRepo:
 
     def clear_listings(self) -> None:
         """Forget cached trees and blobs (benchmarks measure a cold review)."""
-        for cache in (self._roots, self._levels, self._tree_listings, self._file_paths):
+        for cache in (self._roots, self._dirs, self._levels, self._tree_listings, self._file_paths):
             cache.clear()
         self._blobs.clear()
 
@@ -455,6 +478,13 @@ class GitRepo:
                 env=_GIT_ENV,
             )
         return self._batch
+
+
+def _plain_path(path: str) -> bool:
+    """A path as tree entries name it: no empty, "." or ".." part (which `<commit>:<path>` would
+    read relative to the working directory), no line break or NUL (which end a request)."""
+    parts = path.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and "\n" not in path and "\0" not in path
 
 
 def _requests(command: bytes, names: list[str]) -> Iterator[tuple[list[str], bytes]]:

@@ -86,14 +86,10 @@ def subtrees(
     without the directory gets an empty one."""
     unique = list(dict.fromkeys(commits))
     lead = _lead(directory)
-    # Hundreds of commits share most of the trees on the way, each read once (and remembered by
-    # the repository, across calls: the version and duplicates checks walk the same commits).
-    trees = dict(zip(unique, repo.root_trees(unique), strict=True))
-    for part in lead.split("/")[:-1]:
-        repo.levels([t for t in dict.fromkeys(trees.values()) if t is not None])
-        for commit, tree in trees.items():
-            entry = repo.level(tree).get(part) if tree is not None else None
-            trees[commit] = entry.oid if entry is not None and entry.kind == "tree" else None
+    # The directory's tree at each commit, git walking the path (remembered by the repository,
+    # across calls: the version and duplicates checks walk the same commits).
+    found_trees = repo.directory_trees(unique, lead) if lead else repo.root_trees(unique)
+    trees = dict(zip(unique, found_trees, strict=True))
     ids: dict[str | None, dict[str, str | None]] = {}
     found = {
         c: Subtree(repo, c, directory, tree, ids.setdefault(tree, {})) for c, tree in trees.items()

@@ -219,3 +219,30 @@ def test_a_directory_of_a_large_tree_is_read_without_the_rest(tmp_path: Path) ->
     unread = [ids[d][2] for d in ("docs", "docs/d0", "charts/other")]
     assert not set(unread) & set(asked)
     assert ids["charts/app/templates"][2] in asked
+
+
+def test_a_directory_at_many_commits_is_the_tree_ls_tree_names_or_none(tmp_path: Path) -> None:
+    """What the claims and the duplicates check ask of hundreds of PRs' commits: a chart
+    directory's tree id, git walking the path; None where the path is no directory at that
+    commit (absent, a file, a symlink), and for paths no tree entry can name."""
+    g = GitBuilder(tmp_path / "r")
+    g.write("charts/app/Chart.yaml", "name: app\n").write("charts/file", "x")
+    g.write("dir with space/sub/f", "y").symlink("charts/link", "app")
+    first = g.commit("one").sha()
+    second = g.write("charts/app/values.yaml", "a: 1\n").commit("two").sha()
+    g.run_git("rm", "-rq", "charts/app")
+    third = g.commit("three").sha()
+    repo = GitRepo(g.path)
+    commits = [first, second, third, first, "0" * 40]
+    ids = {c: ls_tree(g, c) for c in (first, second, third)}
+
+    def expected(directory: str) -> list[str | None]:
+        found = [ids[c].get(directory) if c in ids else None for c in commits]
+        return [entry[2] if entry is not None and entry[1] == "tree" else None for entry in found]
+
+    for directory in ("charts/app", "charts", "dir with space/sub", "charts/file", "charts/link"):
+        assert repo.directory_trees(commits, directory) == expected(directory), directory
+        assert repo.directory_trees(commits, directory + "/") == expected(directory)
+    assert repo.directory_trees(commits, "charts/app")[2] is None  # removed at the third
+    for odd in ("", ".", "./charts", "charts//app", "charts/../charts", "charts/app\n"):
+        assert repo.directory_trees(commits, odd) == [None] * len(commits), odd

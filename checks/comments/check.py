@@ -29,6 +29,7 @@ from checks.comments.lines import (
     field_lines,
     workload_span,
 )
+from checks.kit.template_lines import ListItem, container_items
 
 NAME = "comments"
 STALE = "stale-comment"
@@ -50,24 +51,38 @@ class _Stale(NamedTuple):
 def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
     groups: dict[tuple[Any, ...], tuple[_Stale, list[str]]] = {}
+    # Each template's text and comments, read once: profiles make the same change in it.
+    read: dict[str, _Template | None] = {}
     for profile, head in sorted(chart.head.items()):
         base = chart.base.get(profile)
         if base is None or base.error is not None or head.error is not None:
             continue
         for change in changes(base.documents, head.documents):
-            for stale in _stale(ctx, change, head.documents):
+            for stale in _stale(ctx, change, head.documents, read):
                 key = (stale.comment.line, change.template, change.subject, change.keys, change.old)
                 groups.setdefault(key, (stale, []))[1].append(profile)
     return [_finding(chart.path, stale, profiles) for stale, profiles in groups.values()]
 
 
-def _stale(ctx: ChartContext, change: FieldChange, docs: tuple[Any, ...]) -> Iterator[_Stale]:
-    source = ctx.head.text(change.template)
-    if not source:
+def _stale(
+    ctx: ChartContext,
+    change: FieldChange,
+    docs: tuple[Any, ...],
+    read: dict[str, _Template | None],
+) -> Iterator[_Stale]:
+    if _still_rendered(change, docs):
         return
-    notes = comments(source)
-    span = _span(source, notes, change)
-    if span is None or _still_rendered(change, docs):
+    if change.template not in read:
+        source = ctx.head.text(change.template)
+        read[change.template] = (
+            _Template(source, comments(source), container_items(source)) if source else None
+        )
+    template = read[change.template]
+    if template is None:
+        return
+    source, notes = template.source, template.notes
+    span = _span(template, change)
+    if span is None:
         return
     written = field_lines(source, span, change.keys)
     if not written:
@@ -100,10 +115,19 @@ def _base_comments(ctx: ChartContext, template: str) -> set[str]:
     return {note.text for note in comments(source).values()} if source else set()
 
 
-def _span(source: str, notes: dict[int, Comment], change: FieldChange) -> Span | None:
+class _Template(NamedTuple):
+    source: str
+    notes: dict[int, Comment]
+    items: list[ListItem]
+
+
+def _span(template: _Template, change: FieldChange) -> Span | None:
     if change.container is None:
-        return workload_span(source, change.subject.split("/", 1)[0])
-    return container_span(source, notes, change.container.name, change.container.role)
+        return workload_span(template.source, change.subject.split("/", 1)[0])
+    container = change.container
+    return container_span(
+        template.source, template.notes, container.name, container.role, template.items
+    )
 
 
 def _still_rendered(change: FieldChange, docs: tuple[Any, ...]) -> bool:

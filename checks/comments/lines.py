@@ -11,7 +11,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checks.kit.template_lines import block_line, container_item, container_items, key_pattern
+from checks.kit.template_lines import (
+    ListItem,
+    block_line,
+    container_item,
+    container_items,
+    key_pattern,
+)
 
 # A whole-line YAML comment; a trailing one after whitespace, with no quote before it that could
 # hold the `#` (`color: "#fff"`).
@@ -64,9 +70,16 @@ def comments(source: str) -> dict[int, Comment]:
     return found
 
 
-def container_span(source: str, notes: dict[int, Comment], name: str, role: str) -> Span | None:
-    """The lines of the container's list item, with the comments right above its `- name:`."""
-    item = container_item(container_items(source), name, role)
+def container_span(
+    source: str,
+    notes: dict[int, Comment],
+    name: str,
+    role: str,
+    items: list[ListItem] | None = None,
+) -> Span | None:
+    """The lines of the container's list item, with the comments right above its `- name:`
+    (`items`: the template's container items, when already read)."""
+    item = container_item(container_items(source) if items is None else items, name, role)
     if item is None:
         return None
     start = item.start

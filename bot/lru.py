@@ -31,11 +31,18 @@ class BoundedCache(Generic[K, V]):
         _ALL.add(self)
 
     def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
+        # Without the lock: a review asks tens of thousands of times (tree levels, YAML leaves),
+        # and the lock cost more than the lookup. Each OrderedDict call is atomic under the GIL,
+        # and `put` (which holds the lock) is the one to change what is held or its weight; an
+        # entry evicted between the two calls is simply not moved.
+        data = self._data
+        value = data.get(key)
+        if value is not None:
+            try:
+                data.move_to_end(key)
+            except KeyError:
+                return value  # evicted meanwhile: there is nothing to move
+        return value
 
     def put(self, key: K, value: V) -> None:
         with self._lock:

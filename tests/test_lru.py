@@ -86,3 +86,39 @@ def test_a_weak_identity_memo_makes_once_per_objects_and_keeps_nothing_alive() -
     gc.collect()
     assert probe() is None  # the memo held no strong reference
     assert len(memo) == 0  # every entry naming it went with it
+
+
+def test_lookups_without_the_lock_race_evictions_safely() -> None:
+    """`get` takes no lock (a review asks tens of thousands of times): threads looking up while
+    others put and evict see each value whole or not at all, and the weight stays exact."""
+    import sys
+    import threading
+
+    cache: BoundedCache[int, bytes] = BoundedCache(64, len)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for i in range(20_000):
+                key = (i * 7 + seed) % 40
+                if i % 3 == 0:
+                    cache.put(key, bytes(key % 9 + 1))
+                else:
+                    value = cache.get(key)
+                    assert value is None or len(value) == key % 9 + 1
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    held = list(cache._data.values())
+    assert cache._total == sum(map(len, held)) <= 64

@@ -105,8 +105,9 @@ class _Job:
 
 
 class PendingChart:
-    """A chart whose profiles are in the render pool: `result()` waits for them. Started charts
-    render side by side, so a review of many charts keeps every worker busy."""
+    """A chart whose profiles are in the render pool: `renders()` waits for their renders,
+    `result()` for their lint too. Started charts render side by side, so a review of many charts
+    keeps every worker busy."""
 
     def __init__(
         self,

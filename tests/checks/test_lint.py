@@ -248,12 +248,12 @@ def test_a_chart_level_lint_error_the_pr_brings_is_found_on_the_first_profile(
     assert "invalid email" in findings[0].message
 
 
-def test_the_first_profile_is_rendered_and_linted_in_one_request_before_any_other_render(
+def test_the_lints_sure_to_be_wanted_are_asked_at_once_the_others_after_every_render(
     tmp_path: Path,
 ) -> None:
-    """Lint costs 10-15 renders, so the lint sure to be wanted (the first profile's) starts at once,
-    in the request that renders it; the others' wait for both sides' renders, which say where the
-    PR changed something. A profile the PR adds is linted with its render too."""
+    """Lint costs 10-15 renders, so the lint sure to be wanted (the first profile's, and a profile's
+    the PR adds) is asked at once, right after its render, which the checks read without waiting
+    for it; the others' wait for both sides' renders, which say where the PR changed something."""
     g = repo(tmp_path, {"web/ci/oc-values.yaml": "serviceName: oc\n"})
     g = pr(
         g,
@@ -267,13 +267,13 @@ def test_the_first_profile_is_rendered_and_linted_in_one_request_before_any_othe
     result = engine.review(ReviewInput(base="develop", head="pr", offline=True))
     assert sorted(map(str, helm.linted)) == ["None", "added", "gke-new"]  # eks, new, gke at head
     renders = [values for kind, values in helm.asked if kind == "render"]
-    # No plain render of eks and new at head: their lint's request rendered them (eks and gke
-    # have the same values at base: one render).
-    assert sorted(map(str, renders)) == ["None", "gke-new", "oc", "oc"]
-    # gke's lint was decided by both sides' renders, so asked after all of them.
-    assert helm.asked.index(("lint", "gke-new")) > max(
-        i for i, (kind, _) in enumerate(helm.asked) if kind == "render"
-    )
+    # Every profile rendered on its own (eks and gke have the same values at base: one render).
+    assert sorted(map(str, renders)) == ["None", "None", "added", "gke-new", "oc", "oc"]
+    later = helm.asked.index(("lint", "gke-new"))
+    # gke's lint was decided by both sides' renders, so asked after all of them; eks's and new's
+    # before it.
+    assert later > max(i for i, (kind, _) in enumerate(helm.asked) if kind == "render")
+    assert helm.asked.index(("lint", None)) < later and helm.asked.index(("lint", "added")) < later
     (chart,) = result.context.charts
     assert all(chart.head[p].lint is not None for p in ("eks", "gke", "new"))
     assert chart.head["oc"].lint is None

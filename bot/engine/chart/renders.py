@@ -116,13 +116,13 @@ class PendingChart:
         profiles: dict[str, Profile],
         facts: tuple[dict[str, str], dict[str, dict[str, str]], dict[str, Mapping[str, str]]],
         lint: Callable[[str, Iterable[str]], dict[str, Future[Rendered]]] | None = None,
-        early: frozenset[str] = frozenset(),
+        early: Mapping[str, Future[Rendered]] | None = None,
     ) -> None:
         self.source, (self._sides, self._pending) = source, renders
         self._profiles = profiles
         self._refused, self._unvalidated, self._dependencies = facts
         self._lint = lint
-        self._early = early  # head profiles rendered and linted in one request (_linted_early)
+        self._early = dict(early or {})  # head profiles' lints asked from the start (_linted_early)
         self._renders: ChartRenders | None = None
         self._linting: Future[dict[str, dict[str, Rendered]]] | None = None
 
@@ -131,19 +131,14 @@ class PendingChart:
         but lint reads. From here the lint runs where it can matter (`_start_lint`); `result()`
         waits for it."""
         if self._renders is None:
-            early = {n: f for n, f in self._pending.get("head", {}).items() if n in self._early}
             for side, futures in self._pending.items():
-                done = {
-                    n: f.result() for n, f in futures.items() if side == "base" or n not in early
-                }
-                self._sides[side].update(done)
-            # The other lints are known now (the PR changed those renders), and start while the
-            # early ones run.
-            later = self._lint("head", self._changed()) if self._lint is not None else {}
-            self._sides["head"].update({n: future.result() for n, future in early.items()})
+                self._sides[side].update({n: future.result() for n, future in futures.items()})
             self._pending = {}  # the futures' archives and values are not held past their renders
             if self._lint is not None:
-                self._linting = self._start_lint(self._lint, {**early, **later})
+                # The other lints are known now (the PR changed those renders): asked while the
+                # early ones run.
+                later = self._lint("head", self._changed())
+                self._linting = self._start_lint(self._lint, {**self._early, **later})
             self._lint = None
             self._renders = self._chart(self._sides["base"], self._sides["head"])
         return self._renders
@@ -279,17 +274,20 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
     # A profile alike at both sides of the same chart is one render: submitted once, its future
     # shared. Handed to the pool twice, the second would hold a worker waiting on the first's.
     alike: dict[tuple[str, str | None], tuple[_Job, Future[Rendered]]] = {}
-    early = _linted_early(jobs, sides) if _lints(settings) and not same else frozenset()
+    linted_early = _linted_early(jobs, sides) if _lints(settings) and not same else frozenset()
+    early: dict[str, Future[Rendered]] = {}
     # Sides alternate, so one worker builds the head's archive while another builds the base's;
-    # the profiles linted early go first, as the last lint to end ends the chart.
+    # the profiles linted early go first, each render followed by its lint, as the last lint to
+    # end ends the chart.
     alternating = [j for batch in itertools.zip_longest(*jobs) for j in batch if j is not None]
     for job in sorted(
-        alternating, key=lambda j: not (j.side == "head" and j.profile.name in early)
+        alternating, key=lambda j: not (j.side == "head" and j.profile.name in linted_early)
     ):
         # The same chart at both sides is linted with its render (the base's lint is the head's);
-        # so is a head profile lint_at_head will surely want; else the lint waits for both
-        # sides' renders, which say where it can matter (PendingChart.renders).
-        lint = settings.lint and (same or (job.side == "head" and job.profile.name in early))
+        # else the lint is asked apart: at once where lint_at_head will surely want it, or once
+        # both sides' renders say where it can matter (PendingChart.renders). The render stays
+        # apart from it, so the checks read it without waiting for Helm's lint.
+        lint = settings.lint and same
         key = (job.profile.name, _values_id(job))
         twin = alike.get(key) if same else None
         if twin is not None and (twin[0].profile, twin[0].caps) == (job.profile, job.caps):
@@ -298,6 +296,8 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
             future = _submit(source, settings, job, lint)
             alike[key] = (job, future)
         pending.setdefault(job.side, {})[job.profile.name] = future
+        if job.side == "head" and job.profile.name in linted_early:
+            early[job.profile.name] = _submit(source, _lint_only(settings), job, lint=True)
     by_side = {
         side: {j.profile.name: j for batch in jobs for j in batch if j.side == side}
         for side in SIDES
@@ -316,8 +316,8 @@ def _linted_early(
     jobs: Sequence[Sequence[_Job]], preset: Mapping[str, Mapping[str, Any]]
 ) -> frozenset[str]:
     """The head profiles lint_at_head will want whatever the renders say (if they render): the
-    first, and those the base lacks. Linted with their render, from the start: lint costs 10-15
-    renders, and waiting for every render to decide would leave a worker idle meanwhile."""
+    first, and those the base lacks. Linted from the start: lint costs 10-15 renders, and waiting
+    for every render to decide would leave a worker idle meanwhile."""
     head = sorted(j.profile.name for batch in jobs for j in batch if j.side == "head")
     base = {j.profile.name for batch in jobs for j in batch if j.side == "base"} | set(
         preset["base"]
@@ -366,8 +366,13 @@ def _lint_jobs(
     """The side's profiles rendered again with their lint (one request renders and lints, as lint
     renders anyway). Only the lint is kept (PendingChart.result), so nothing is parsed."""
     found = jobs.get(side, {})
-    lint_only = replace(settings, parse_only=frozenset())
+    lint_only = _lint_only(settings)
     return {n: _submit(source, lint_only, found[n], lint=True) for n in profiles if n in found}
+
+
+def _lint_only(settings: RenderSettings) -> RenderSettings:
+    """For a lint request: only its messages are kept, so its render is parsed nowhere."""
+    return replace(settings, parse_only=frozenset())
 
 
 def lint_at_head(base: Mapping[str, Rendered], head: Mapping[str, Rendered]) -> list[str]:

@@ -8,23 +8,20 @@ prints it for people.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import fnmatch
 import functools
 import hashlib
-import io
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Rendered
 from bot.engine.manifests import Document
+from bot.engine.yaml.dump import dump_lines
 from bot.lru import BoundedCache, WeakIdentityMemo
 
 log = logging.getLogger(__name__)
@@ -287,63 +284,11 @@ def _dump(body: Mapping[str, Any] | None) -> list[str]:
         return []
     shown = repr(body)
     if len(shown) < MEMO_MIN_CHARS:
-        return _dumped(body)
+        return dump_lines(body)
     # The key is the repr, which tells apart what the dump does (`1`, `1.0`, `true`, key order);
     # a digest of it, so the key does not weigh what the dump does.
     key = hashlib.blake2b(shown.encode(), digest_size=20).digest()
-    return list(_DUMPS.get_or_make(key, lambda: tuple(_dumped(body))))
-
-
-def _dumped(body: Mapping[str, Any]) -> list[str]:
-    """`yaml.dump(body, Dumper=_Dumper, sort_keys=True, default_flow_style=False)`, to the line:
-    the same nodes, made by `_node` (the representer's generic dispatch was two thirds of a
-    diff's cost), serialized by the same C emitter."""
-    stream = io.StringIO()
-    dumper = _Dumper(stream, default_flow_style=False, sort_keys=True, width=_WIDE)
-    try:
-        dumper.open()
-        dumper.serialize(_node(body, dumper))
-        dumper.close()
-    finally:
-        dumper.dispose()
-    return stream.getvalue().splitlines(keepends=True)
-
-
-def _node(value: Any, dumper: yaml.SafeDumper) -> yaml.Node:
-    """The node the safe representer makes of `value` (with `_str` for strings, no aliases, block
-    style), for the types parsed YAML holds; any other type is left to the representer. By exact
-    type, as the representer dispatches (a bool is no int here)."""
-    kind = type(value)
-    if kind is str:
-        return yaml.ScalarNode(_STR_TAG, value, style="|" if "\n" in value else None)
-    if kind is dict:
-        items = list(value.items())
-        with contextlib.suppress(TypeError):  # keys the representer cannot sort: kept in order
-            items = sorted(items)
-        pairs = [(_node(k, dumper), _node(v, dumper)) for k, v in items]
-        return yaml.MappingNode(_MAP_TAG, pairs, flow_style=False)
-    if kind is list:
-        return yaml.SequenceNode(_SEQ_TAG, [_node(v, dumper) for v in value], flow_style=False)
-    if kind is bool:
-        return yaml.ScalarNode(_BOOL_TAG, "true" if value else "false")
-    if kind is int:
-        return yaml.ScalarNode(_INT_TAG, str(value))
-    if value is None:
-        return yaml.ScalarNode(_NULL_TAG, "null")
-    node: yaml.Node = dumper.represent_data(value)  # floats, timestamps, binary
-    return node
-
-
-_STR_TAG, _MAP_TAG, _SEQ_TAG = (
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:map",
-    "tag:yaml.org,2002:seq",
-)
-_BOOL_TAG, _INT_TAG, _NULL_TAG = (
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:null",
-)
+    return list(_DUMPS.get_or_make(key, lambda: tuple(dump_lines(body))))
 
 
 # Large objects' dumps, by content, across reviews: a CRD of 13,000 lines costs ~50 ms to dump, and
@@ -411,41 +356,3 @@ def _redacted(body: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(entries, Mapping):
             out[field] = dict.fromkeys(entries, REDACTED)
     return out
-
-
-# One value a line, however long: a folded line would make a one-word change look like several.
-_WIDE = 1 << 20
-
-
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """The safe dumper, writing multi-line strings as `|` blocks (a script or a config file in a
-    ConfigMap then diffs line by line) and never an anchor (which would be noise)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        # The emitter asks twice of every scalar whether its text would read back as another
-        # type (`"true"`, `"8080"`): the answer depends on the text alone, as no path resolver is
-        # registered, and names, images and ports repeat across a diff's objects.
-        if kind is yaml.ScalarNode and len(value) <= _RESOLVED_MAX_CHARS:
-            return _resolved(value, implicit)
-        return super().resolve(kind, value, implicit)
-
-
-_RESOLVED_MAX_CHARS = 128
-
-
-@functools.lru_cache(maxsize=4096)
-def _resolved(value: str, implicit: tuple[bool, bool]) -> str:
-    tag: str = yaml.resolver.Resolver.resolve(_RESOLVER, yaml.ScalarNode, value, implicit)
-    return tag
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
-_RESOLVER = yaml.resolver.Resolver()

@@ -252,7 +252,7 @@ def test_the_dump_is_the_safe_dumpers_to_the_character() -> None:
 
     import yaml
 
-    from bot.engine.rendered_diff import _WIDE, _dumped
+    from bot.engine.yaml.dump import WIDE, dump_lines
 
     class Plain(yaml.CSafeDumper):  # the representer and resolver as PyYAML has them
         def ignore_aliases(self, data: object) -> bool:
@@ -276,7 +276,7 @@ def test_the_dump_is_the_safe_dumpers_to_the_character() -> None:
         "10": "a key that reads as a number",
         "": "an empty key",
     }
-    expected = yaml.dump(body, Dumper=Plain, sort_keys=True, default_flow_style=False, width=_WIDE)
-    assert "".join(_dumped(body)) == expected
-    assert "".join(_dumped(body)) == expected  # the scalars' types remembered now, the same
+    expected = yaml.dump(body, Dumper=Plain, sort_keys=True, default_flow_style=False, width=WIDE)
+    assert "".join(dump_lines(body)) == expected
+    assert "".join(dump_lines(body)) == expected  # the scalars' types remembered now, the same
     assert "'true'" in expected and "|" in expected  # the cases above do reach the emitter's rules

@@ -1,0 +1,168 @@
+"""The diff's YAML writer against PyYAML's own dump: the same text to the character, whether the
+writer wrote it or handed the object to PyYAML."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.engine.yaml.dump import WIDE, direct_lines, dump_lines
+
+
+class Plain(yaml.CSafeDumper):  # the representer and resolver as PyYAML has them
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
+def _block(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    return dumper.represent_scalar(
+        "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None
+    )
+
+
+Plain.add_representer(str, _block)
+
+
+def pyyaml(body: Any) -> str:
+    return yaml.dump(body, Dumper=Plain, sort_keys=True, default_flow_style=False, width=WIDE)
+
+
+DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "labels": {"app.kubernetes.io/name": "web", "tier": "2"}},
+    "spec": {
+        "replicas": 3,
+        "paused": False,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"annotations": {"checksum/config": "0123abcd", "empty": ""}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "web",
+                        "image": "ghcr.io/example/web:1.2.3@sha256:00ff",
+                        "args": ["--port=8080", "--log-level", "info", "a b c", "x,y"],
+                        "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+                        "env": [{"name": "ON", "value": "on"}, {"name": "N", "value": "8080"}],
+                        "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}, "requests": {}},
+                        "securityContext": {"runAsUser": 1000, "readOnlyRootFilesystem": True},
+                        "volumeMounts": [],
+                        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"}},
+                    }
+                ],
+                "nodeSelector": None,
+                "tolerations": [[{"key": "a"}], [], {}, "x"],
+                "ratio": 0.5,
+            },
+        },
+    },
+}
+
+
+def test_a_manifest_is_written_directly_as_pyyaml_writes_it() -> None:
+    lines = direct_lines(DEPLOYMENT)
+    assert lines is not None  # names, images, ports, lists of lists: none handed to PyYAML
+    assert "".join(lines) == pyyaml(DEPLOYMENT)
+    assert "      - args:\n" in lines  # a mapping's list is not indented under its key
+    assert "    tier: '2'\n" in lines  # a number as a string stays quoted
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "...",
+        "...x",
+        "a: b",
+        "a #b",
+        "a#b",
+        "12:30",
+        "1_000",
+        "0o17",
+        "+1",
+        "-1",
+        ".5",
+        ".inf",
+        "Yes",
+        "NULL",
+        "~",
+        "=",
+        "<<",
+        "a  b",
+        "(x)",
+        "x:",
+        "x:y",
+        "/",
+        "é",
+        "\t",
+        "",
+        "x" * 300,
+        "y" * 127,
+        -0.0,
+        0.0,
+        1e17,
+        float("inf"),
+        2**64,
+        True,
+        None,
+    ],
+)
+def test_each_scalar_as_a_key_a_value_and_an_item(value: Any) -> None:
+    body = {"k": value, "items": [value, [value]], "nested": {"deep": {"k": value}}}
+    if isinstance(value, str):
+        body[value] = "as a key"
+    assert "".join(dump_lines(body)) == pyyaml(body)
+
+
+def test_what_the_writer_does_not_vouch_for_is_pyyamls() -> None:
+    import datetime
+
+    for body in (
+        {"script": "line one\nline two\n"},  # a `|` block
+        {"k" * 200: 1},  # a complex key (`? k...`)
+        {"when": datetime.date(2024, 2, 29)},
+        {1: "an int key"},
+        {},
+    ):
+        assert direct_lines(body) is None
+        assert "".join(dump_lines(body)) == pyyaml(body)
+
+
+_TOKENS = (
+    "a", "Z", "web", "0", "42", "1.5", "1e3", "0x1F", " ", "  ", ":", ": ", "#", " #", "-", "- ",
+    "?", "'", '"', "\\", ".", "...", "~", "!", "&", "*", "%", "@", "`", ",", "[", "]", "{", "}",
+    "|", ">", "=", "<<", "yes", "null", "true", "12:30", "/", "é", "\u2028", "\t", "_", "(", ")",
+)  # fmt: skip
+
+
+def _scalar(rng: random.Random) -> Any:
+    roll = rng.random()
+    if roll < 0.6:
+        return "".join(rng.choice(_TOKENS) for _ in range(rng.randint(0, 4)))
+    if roll < 0.7:
+        return rng.randint(-(2**40), 2**40)
+    if roll < 0.8:
+        return rng.choice([0.0, -0.0, 1.5, 1e17, 1e-7, float("inf"), float("-inf")])
+    return rng.choice([True, False, None])
+
+
+def _value(rng: random.Random, depth: int) -> Any:
+    roll = rng.random()
+    if depth > 3 or roll < 0.5:
+        return _scalar(rng)
+    if roll < 0.75:
+        return {str(_scalar(rng)): _value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+
+
+def test_random_documents_are_dumped_as_pyyaml_dumps_them() -> None:
+    rng = random.Random(20261201)
+    direct = 0
+    for _ in range(3000):
+        body = {str(_scalar(rng)): _value(rng, 0) for _ in range(rng.randint(1, 5))}
+        direct += direct_lines(body) is not None
+        assert "".join(dump_lines(body)) == pyyaml(body), body
+    assert direct > 300  # the writer's own path is among them, not only PyYAML's

@@ -29,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
+from bot.gc_thresholds import set_review_thresholds  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
 from bot.render.base import RENDER_WORKERS, Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
@@ -194,6 +195,7 @@ def build_repo(root: Path, charts: int, templates: int) -> None:
 
 
 def main() -> None:
+    set_review_thresholds()  # as the command line does: a review's process
     parser = argparse.ArgumentParser()
     parser.add_argument("--charts", type=int, default=100)
     parser.add_argument("--templates", type=int, default=10)

@@ -28,6 +28,7 @@ from all_charts_bench import RecordingRenderer, chart_files, git, write_files  #
 
 from bot.cli.replay import changes_to_replay, reviewed_in_order  # noqa: E402
 from bot.engine.review import Engine  # noqa: E402
+from bot.gc_thresholds import set_review_thresholds  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
 from bot.render.base import RENDER_WORKERS  # noqa: E402
 from bot.render.cache import CachedRender, CacheKey, RenderCache  # noqa: E402
@@ -101,6 +102,7 @@ def replay(repo_dir: Path, last: int, offline: bool = False) -> None:
 
 
 def main() -> None:
+    set_review_thresholds()  # as the command line does: a review's process
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", type=Path, help="replay this repository instead of a built one")
     parser.add_argument("--last", type=int, default=200)

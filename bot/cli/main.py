@@ -40,6 +40,7 @@ from bot.engine.publisher import Publisher
 from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
+from bot.gc_thresholds import set_review_thresholds
 from bot.git.refs import integration_branch
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import parse_api_versions, parse_kube_version
@@ -321,6 +322,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    set_review_thresholds()
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))

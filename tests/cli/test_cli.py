@@ -303,3 +303,17 @@ def test_a_bad_kube_version_option_is_a_usage_error_naming_it(tmp_path: Path) ->
     assert proc.stderr.startswith(
         "chart-review: error: --kube-version: 'latest' is not a Kubernetes"
     )
+
+
+def test_the_command_line_collects_garbage_at_the_reviews_thresholds() -> None:
+    from bot.gc_thresholds import MIDDLE, OLD, YOUNG
+
+    # Set by main() itself, so the Action and the App's serve and worker commands get them too.
+    code = (
+        "import gc\nfrom bot.cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('thresholds', *gc.get_threshold())"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.splitlines()[-1] == f"thresholds {YOUNG} {MIDDLE} {OLD}"
+    assert YOUNG > 700  # Python's default

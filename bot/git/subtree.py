@@ -11,8 +11,14 @@ from collections.abc import Sequence
 
 from bot.git.repo import GitRepo
 from bot.git.tree import Entry, readable
+from bot.lru import BoundedCache
 
 _NOTHING: dict[str, Entry] = {}
+# What changed between two trees, by their ids (content: the same in any repository): the version
+# check, the duplicates check and their read-ahead each ask it of hundreds of open PRs.
+_CHANGED: BoundedCache[tuple[str | None, str | None, str], tuple[str, ...]] = BoundedCache(
+    8192, lambda paths: 1 + len(paths)
+)
 
 
 class Subtree:
@@ -57,9 +63,14 @@ class Subtree:
         """The files under the directory that differ from `base_tree` (the directory's tree on the
         other side, None where it had none): added, removed, or read differently, as comparing
         every file's content would find them; subtrees with one id on both sides are not read."""
-        changed: list[str] = []
-        _diff(self.repo, base_tree, self.tree_id, self._lead, changed)
-        return tuple(sorted(changed))
+        key = (base_tree, self.tree_id, self._lead)
+        found = _CHANGED.get(key)
+        if found is None:
+            changed: list[str] = []
+            _diff(self.repo, base_tree, self.tree_id, self._lead, changed)
+            found = tuple(sorted(changed))
+            _CHANGED.put(key, found)
+        return found
 
     def read(self, path: str) -> bytes | None:
         oid = self.content_id(path)

@@ -5,6 +5,7 @@ rules follow the spec through the `semver` library (build metadata never orders 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Literal
@@ -21,8 +22,13 @@ LOOSE_VERSION_RE = re.compile(
 
 def parse_version(text: str | None) -> semver.Version | None:
     """The version `text` names, or None when it is not SemVer 2 (`v1.2.3` and `1.2` are not)."""
-    if text is None:
-        return None
+    return None if text is None else _parsed(text)
+
+
+# The open PRs' claims and a board's rows parse the same few hundred versions again and again; a
+# Version is never changed in place (`replace` makes another).
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> semver.Version | None:
     try:
         return semver.Version.parse(text.strip())
     except (ValueError, TypeError):

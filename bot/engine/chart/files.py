@@ -156,6 +156,11 @@ class PathRule:
 
 
 def parse_rules(patterns: Iterable[str]) -> tuple[PathRule, ...]:
+    return _rules(tuple(patterns))
+
+
+@functools.lru_cache(maxsize=1024)  # a repository has a few .helmignore texts; 400 PRs read them
+def _rules(patterns: tuple[str, ...]) -> tuple[PathRule, ...]:
     rules = []
     for raw in patterns:
         pattern = raw.strip()

@@ -117,11 +117,32 @@ def test_each_scalar_as_a_key_a_value_and_an_item(value: Any) -> None:
     assert "".join(dump_lines(body)) == pyyaml(body)
 
 
+def test_strings_of_several_lines_are_blocks_indented_where_they_stand() -> None:
+    texts = [
+        "server {\n  listen 80;\n}\n",  # `|`
+        "no final break\nhere",  # `|-`
+        "  indented first\nline\n",  # `|2`: an indentation indicator
+        "a\n\n  b\n",  # a blank line inside
+        "trailing space \nline\n",  # no block allowed: quoted on one line
+        "tab\there\n",
+    ]
+    body = {
+        "data": {f"file{i}.conf": text for i, text in enumerate(texts)},
+        "spec": {"containers": [{"args": texts, "name": "x"}], "nested": [texts[:2]]},
+        "top": texts[0],
+    }
+    lines = direct_lines(body)
+    assert lines is not None
+    assert "".join(lines) == pyyaml(body)
+    assert "  file0.conf: |\n" in lines and "    server {\n" in lines
+    assert "  - args:\n" in lines and "    - |\n" in lines and "      server {\n" in lines
+
+
 def test_what_the_writer_does_not_vouch_for_is_pyyamls() -> None:
     import datetime
 
     for body in (
-        {"script": "line one\nline two\n"},  # a `|` block
+        {"a": "line breaks kept\n\n", "b": 1},  # `|+`: the document then ends with `...`
         {"k" * 200: 1},  # a complex key (`? k...`)
         {"when": datetime.date(2024, 2, 29)},
         {1: "an int key"},
@@ -135,6 +156,7 @@ _TOKENS = (
     "a", "Z", "web", "0", "42", "1.5", "1e3", "0x1F", " ", "  ", ":", ": ", "#", " #", "-", "- ",
     "?", "'", '"', "\\", ".", "...", "~", "!", "&", "*", "%", "@", "`", ",", "[", "]", "{", "}",
     "|", ">", "=", "<<", "yes", "null", "true", "12:30", "/", "é", "\u2028", "\t", "_", "(", ")",
+    "\n", "\n\n", "\n  ", " \n", "\nx",
 )  # fmt: skip
 
 

@@ -6,9 +6,10 @@ width=WIDE)`.
 A diff dumps every object a PR changes at both sides, and through PyYAML each scalar costs a node
 and two calls from the C emitter back into the resolver: most of a review's diff. So what Helm's
 manifests mostly hold (mappings and lists of names, numbers, images, paths) is written here
-directly, each distinct scalar's text asked of PyYAML once; an object holding anything else (a
-multi-line string, a key too long to be a simple key, a date, a type parsed YAML does not give) is
-dumped by PyYAML whole, so what this writes never differs from it."""
+directly, each distinct scalar's text asked of PyYAML once (a multi-line string's block too,
+indented where it stands); an object holding anything else (a key too long to be a simple key or
+on several lines, a date, a type parsed YAML does not give) is dumped by PyYAML whole, so what this
+writes never differs from it."""
 
 from __future__ import annotations
 
@@ -82,6 +83,8 @@ def _mapping(value: dict[Any, Any], first: str, indent: str, lines: list[str]) -
                 _sequence(item, indent, indent, lines)  # a mapping's list is not indented
             else:
                 lines.append(head + " []\n")
+        elif kind is str and "\n" in item:
+            _block(head, item, indent, lines)
         else:
             lines.append(f"{head} {_scalar(item)}\n")
 
@@ -104,8 +107,40 @@ def _sequence(value: list[Any], first: str, indent: str, lines: list[str]) -> No
                 _sequence(item, dash, inner, lines)
             else:
                 lines.append(dash + "[]\n")
+        elif kind is str and "\n" in item:
+            _block(dash[:-1], item, indent, lines)
         else:
             lines.append(f"{dash}{_scalar(item)}\n")
+
+
+def _block(head: str, value: str, indent: str, lines: list[str]) -> None:
+    """A string of several lines after `head` (`key:` or `-`, at `indent`): a `|` block, its lines
+    indented two past `indent`, as libyaml writes it wherever it is; or, where the block style is
+    not allowed (a line ending in a space, a tab), quoted on one line."""
+    first, body = _literal(value) if len(value) > _REMEMBERED_CHARS else _short_literal(value)
+    lines.append(f"{head} {first}\n")
+    lines.extend(line if line == "\n" else indent + line for line in body)
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_literal(value: str) -> tuple[str, tuple[str, ...]]:
+    return _literal(value)
+
+
+def _literal(value: str) -> tuple[str, tuple[str, ...]]:
+    """The block's first line after `key: ` and its other lines, as PyYAML writes it under a key
+    at the margin (two spaces in)."""
+    written = pyyaml_lines({"k": value})
+    first, *body = written
+    if not first.startswith("k: ") or any(
+        line != "\n" and not line.startswith("  ") for line in body
+    ):
+        raise _Unsure
+    if body and not first.startswith("k: |"):
+        raise _Unsure  # several lines, yet no block: a style this does not know
+    # (A block keeping its final line breaks, `|+`, makes libyaml end the document with `...`
+    # wherever the block is: its line above fails the indentation test, so PyYAML writes it.)
+    return first[3:-1], tuple(body)
 
 
 def _sorted(value: dict[Any, Any]) -> list[tuple[Any, Any]]:

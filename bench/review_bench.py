@@ -27,6 +27,8 @@ render), that is no floor any more.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,7 +46,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from all_charts_bench import RecordingRenderer  # noqa: E402
+from all_charts_bench import RecordingRenderer, _children  # noqa: E402
 
 from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
 from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
@@ -287,11 +289,48 @@ class Runs:
     # Per labelled review, Helm's work for it redone alone right after it, in the same round: the
     # machine's speed drifts over a run, so a review is compared with the floor taken beside it.
     floors: dict[str, list[float]] = field(default_factory=dict)
+    # Per labelled review, the CPU each round's review took (this process, its render processes,
+    # git's), and its floor's render processes: where a review's time went on a loaded machine,
+    # which the wall clock alone does not say.
+    cpu: dict[str, list[Cpu]] = field(default_factory=dict)
+    floor_cpu: dict[str, list[Cpu]] = field(default_factory=dict)
 
     def ratio(self, label: str) -> float:
         """The median of each round's review / its floor."""
         pairs = zip(self.reviews[label], self.floors[label], strict=True)
         return statistics.median(review / floor for review, floor in pairs)
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """CPU seconds so far: this process's, its live render processes', and its ended children's
+    (git's processes)."""
+
+    own: float
+    helm: float
+    ended: float
+
+    @classmethod
+    def now(cls) -> Cpu:
+        ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+        helm = sum(_cpu_seconds(pid) for pid in _children())
+        return cls(time.process_time(), helm, ended.ru_utime + ended.ru_stime)
+
+    def __sub__(self, other: Cpu) -> Cpu:
+        return Cpu(self.own - other.own, self.helm - other.helm, self.ended - other.ended)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """A live process's user and system time, from /proc (a render process never ends, so
+    getrusage does not count it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def measure(
@@ -317,13 +356,17 @@ def measure(
             clear_memo()
             repo.clear_listings()
             clear_all()  # every other memo (merge bases, listings by tree id): a cold review
+            before = Cpu.now()
             t0 = time.perf_counter()
             runs.result[label] = engine.review(make())
             runs.reviews.setdefault(label, []).append(time.perf_counter() - t0)
+            runs.cpu.setdefault(label, []).append(Cpu.now() - before)
             for name, seconds in engine.timings.by_check.items():
                 runs.checks.setdefault(label, {}).setdefault(name, []).append(seconds)
             if floors is not None and label in floors:
+                before = Cpu.now()
                 runs.floors.setdefault(label, []).append(floors[label]())
+                runs.floor_cpu.setdefault(label, []).append(Cpu.now() - before)
         runs.raws.append(raw_renders(sides, pool))
         runs.serial.append(raw_renders(sides))
         runs.lints.append(raw_lints(sides[-1], pool))
@@ -496,6 +539,7 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
                 f"{helm_s * 1000:.1f} ms; the median of each round's ratio); "
                 f"{review_s / raw_s:5.2f}x the two sides' renders alone"
             )
+            print("  " + _cpu_line(runs.cpu[label], runs.floor_cpu[label]))
         headings = statistics.median(runs.checks[with_refs].get("headings", [0.0]))
         ratios["headings share"] = round(headings / raw_s, 3)
         print(
@@ -514,6 +558,19 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
             f"warm {warm_ms:.0f} ms (target: under a second warm at 1,000)"
         )
         print(yaml.safe_dump({"real_shaped": ratios}).strip())
+
+
+def _cpu_line(review: list[Cpu], floor: list[Cpu]) -> str:
+    """Where the review's CPU went, against its floor's (medians, in ms)."""
+    own, helm, git_s = (
+        statistics.median(getattr(c, f) for c in review) for f in Cpu.__annotations__
+    )
+    alone = statistics.median(c.helm for c in floor)
+    return (
+        f"CPU: this process {own * 1000:.0f} ms, its render processes {helm * 1000:.0f} ms, git "
+        f"{git_s * 1000:.0f} ms; Helm's work alone {alone * 1000:.0f} ms of CPU (2 cores: the "
+        f"review's own CPU adds to Helm's as the wall clock does)"
+    )
 
 
 def claims_cost(repo: GitRepo, develop: str, head: str, rounds: int) -> tuple[float, float, int]:

@@ -88,6 +88,8 @@ def shared_changes(ctx: Context, pr: OpenPR) -> tuple[frozenset[ObjectChange], f
     """The object changes this PR and `pr` share, and the charts `pr` was rendered for (none when
     the engine did not render it: beyond its cap, or reaching no profile this PR changes)."""
     rendered = ctx.other_renders.get(pr.head, ())
+    if not rendered:
+        return frozenset(), frozenset()  # most open PRs: not rendered, nothing to read
     mine = {c.path: c for c in ctx.charts}
     head = ctx.git.tree(pr.head)
     noise = ctx.config.diff

@@ -31,7 +31,7 @@ from bot.cli.replay_report import (
 )
 from bot.cli.report_writer import write_output
 from bot.cli.values_args import add_values_arguments, override_from
-from bot.engine.chart.files import all_chart_dirs
+from bot.engine.chart.files import find_charts
 from bot.engine.chart.selection import owning_chart
 from bot.engine.context import PullRequestInfo
 from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
@@ -98,7 +98,7 @@ def changes_to_replay(repo: GitRepo, args: argparse.Namespace, branch: str) -> l
         raise UsageError(f"--branch {branch}: not a branch or commit in {repo.path}")
     entries = repo.first_parent_log(tip, since=since)
     wanted = [c.strip("/") or "." for c in args.chart]
-    dirs = wanted or sorted(set(all_chart_dirs(repo.tree(tip).paths())) | chart_dirs_named(entries))
+    dirs = wanted or sorted(set(find_charts(repo.tree(tip))) | chart_dirs_named(entries))
 
     def touches(paths: Sequence[str]) -> bool:
         return any(owning_chart(p, dirs) is not None for p in paths)

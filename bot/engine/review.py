@@ -180,12 +180,9 @@ class Engine:
         head = self._known(known, inp.head, "head")
         merge_base_f = _GIT_POOL.submit(self.repo.merge_base, target, head)
         changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
-        listings = [_GIT_POOL.submit(self.repo.listing, head)]  # the charts' files, to render
         config = self.load_config(target, inp.config_path)
         ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
         merge_base = merge_base_f.result() or target
-        if merge_base != target:
-            listings.append(_GIT_POOL.submit(self.repo.listing, merge_base))
         # Listed while the charts render; a PR's own list (from GitHub) needs no git.
         commits = (
             None
@@ -196,8 +193,6 @@ class Engine:
         changes = changes_f.result()
         if changes is None:  # no merge base, or several: measured against the one chosen above
             changes = self.repo.changes(merge_base, head)
-        for listing in listings:
-            listing.result()  # read from the cache from here on, never listed twice
         return _GitFacts(target, head, merge_base, config, develop, changes, commits, ct)
 
     def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
@@ -248,6 +243,11 @@ class Engine:
         starts = (partial(start_chart, s, settings) for s in sources)
         pending: list[PendingChart] = []
         for chart in renders_in_order(starts):
+            if not pending:
+                # Every file of both sides, which the headings check reads, listed while the charts
+                # render: not before, where nothing waits on it (the charts list only their own).
+                for commit in dict.fromkeys((merge_base, head)):
+                    _GIT_POOL.submit(self.repo.listing, commit)
             pending.append(chart)
             if inp.progress is not None:
                 inp.progress(len(pending), len(sources), chart.source.path)

@@ -26,6 +26,10 @@ class Tree(Protocol):
         """Every file path under `prefix` (a directory; "" for the whole tree), sorted."""
         ...
 
+    def dirs_with(self, name: str) -> tuple[str, ...]:
+        """The directories holding a file named `name` ("." for the root), sorted."""
+        ...
+
 
 @dataclass(frozen=True)
 class Commit:

@@ -7,6 +7,7 @@ chart directory into an archive for Helm is bot/engine/chart/archive.py's job.""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Iterator, Sequence, Sized
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
 # Requests go to the long-lived `cat-file` in chunks that fit in a pipe's buffer (64 KiB on Linux),
 # so writing one never waits on git, which may be writing replies that are only read afterwards.
 _BATCH_CHUNK_BYTES = 16 << 10
+# The directories `dirs_holding` answers at most: more charts than any repository holds.
+_HOLDING_MAX = 100_000
+# Git abbreviates an object id to 4 hex digits at the least.
+_ABBREVIATION_RE = re.compile("[0-9a-fA-F]{4}")
 # Trees kept, counted in entries (~200 bytes each): one level of each directory object, enough for
 # every directory of a few trees of a 10,000-file repository; recursive listings of trees and the
 # sorted files under them (a few whole trees, and the many chart directories read of other heads).
@@ -63,6 +68,10 @@ class GitRepo:
         )
         self._file_paths: BoundedCache[tuple[str, str], tuple[str, ...]] = BoundedCache(
             _LISTED_ENTRIES, _weight
+        )
+        # (tree id, name) → the directories under the tree holding a file of that name.
+        self._holding: BoundedCache[tuple[str, str], tuple[str, ...]] = BoundedCache(
+            _LISTED_ENTRIES, lambda dirs: 1 + len(dirs)
         )
         self._blobs: BoundedCache[str, bytes] = BoundedCache(_BLOB_BYTES, len)
         if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
@@ -117,10 +126,14 @@ class GitRepo:
         found: dict[str, str | None] = {
             ref: info[0] for ref, info in zip(plain, infos, strict=True) if info is not None
         }
-        again = [r for r in wanted if r not in found]
+        # Asked again: what could be an abbreviated id. A long-lived git sees refs, packs and
+        # loose objects made since it started, but expands an abbreviation from a listing of loose
+        # objects it may have cached before; a name it does not find (`main` where there is only
+        # `master`, as the integration branch's candidates are asked every review) is not there.
+        again = [r for r in wanted if r not in found and _ABBREVIATION_RE.search(r)]
         if again:
             found.update(self._resolve_each(again))
-        return {r: found[r] for r in wanted}
+        return {r: found.get(r) for r in wanted}
 
     def _resolve_each(self, refs: list[str]) -> dict[str, str | None]:
         """`resolve` for several refs in one new git process (`cat-file --batch-check`)."""
@@ -339,6 +352,59 @@ class GitRepo:
                 found[tree] = level
         return [found[tree] or {} for tree in trees]
 
+    def dirs_holding(self, tree: str, name: str) -> tuple[str, ...]:
+        """The directories under a tree object (paths relative to it, "" for itself) holding an
+        entry `name` that is not a directory, sorted: where the charts are (`Chart.yaml`), without
+        listing every file. Remembered by tree id, so a second commit's tree reads only the
+        directories it changed."""
+        found = self._holding.get((tree, name))
+        if found is not None:
+            return found
+        below = [tree]
+        while below:  # the trees not yet known, a depth at a time: one `cat-file` request each
+            levels = self.levels(below)
+            below = list(
+                dict.fromkeys(
+                    e.oid
+                    for level in levels
+                    for e in level.values()
+                    if e.kind == "tree" and self._holding.get((e.oid, name)) is None
+                )
+            )
+        return self._held(tree, name)
+
+    def _held(self, tree: str, name: str) -> tuple[str, ...]:
+        """Bottom-up from what `dirs_holding` read, each tree once (without recursing: a PR's
+        directories may nest past Python's stack), and no more than _HOLDING_MAX directories (a
+        tree repeating one subtree under many names multiplies its paths at every level)."""
+        done: dict[str, tuple[str, ...]] = {}
+        stack = [(tree, False)]
+        while stack:
+            current, below_done = stack.pop()
+            if current in done:
+                continue
+            known = self._holding.get((current, name))
+            if known is not None:
+                done[current] = known
+                continue
+            level = self.level(current)
+            subtrees = [(child, e.oid) for child, e in level.items() if e.kind == "tree"]
+            if not below_done:
+                stack.append((current, True))
+                stack.extend((oid, False) for _, oid in subtrees)
+                continue
+            entry = level.get(name)
+            dirs = [""] if entry is not None and entry.kind != "tree" else []
+            for child, oid in subtrees:
+                dirs += [f"{child}/{d}" if d else child for d in done[oid]]
+                if len(dirs) > _HOLDING_MAX:
+                    raise GitError(
+                        f"tree {tree}: more than {_HOLDING_MAX:,} directories hold a {name}"
+                    )
+            done[current] = tuple(sorted(dirs))
+            self._holding.put((current, name), done[current])
+        return done[tree]
+
     def listing(self, commit: str) -> dict[str, Entry]:
         """Every entry of the commit's tree, recursively: path → Entry."""
         root = self.root_tree(commit)
@@ -400,7 +466,8 @@ class GitRepo:
 
     def clear_listings(self) -> None:
         """Forget cached trees and blobs (benchmarks measure a cold review)."""
-        for cache in (self._roots, self._dirs, self._levels, self._tree_listings, self._file_paths):
+        caches = (self._roots, self._dirs, self._levels, self._tree_listings, self._file_paths)
+        for cache in (*caches, self._holding):
             cache.clear()
         self._blobs.clear()
 

@@ -80,6 +80,12 @@ class Subtree:
         data = self.read(path)
         return None if data is None else data.decode("utf-8", errors="replace")
 
+    def dirs_with(self, name: str) -> tuple[str, ...]:
+        if self.tree_id is None:
+            return ()
+        found = self.repo.dirs_holding(self.tree_id, name)
+        return tuple(sorted((self._lead + d).rstrip("/") or "." for d in found))
+
     def paths(self, prefix: str = "") -> tuple[str, ...]:
         lead = _lead(prefix)
         if self.tree_id is None:

@@ -4,11 +4,15 @@ are read and built once."""
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from bot.engine.chart.archive import chart_archive
-from bot.git.repo import GitRepo
+from bot.git.repo import GitError, GitRepo
 from bot.lru import clear_all
 from tests.support.gitbuilder import GitBuilder
 
@@ -22,6 +26,31 @@ def test_resolve_many_matches_resolve(tmp_path: Path) -> None:
     refs = ["develop", "v1", sha[:8], "HEAD^{tree}", "nope", "-x", "a b", "x\ny", "HEAD~1"]
     assert repo.resolve_many(refs) == {ref: repo.resolve(ref) for ref in refs}
     assert repo.resolve_many(refs)["v1"] == sha  # a tag names its commit
+
+
+def test_names_the_long_lived_git_does_not_find_start_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The integration branch's candidates are asked every review, most of them absent.
+    g = GitBuilder(tmp_path / "r").write("a.txt", "x").commit("init")
+    repo = GitRepo(g.path)
+    sha = repo.resolve("develop")
+    assert sha is not None
+    runs: list[tuple[str, ...]] = []
+    real = GitRepo._run
+
+    def counted(self: GitRepo, *args: str, **kwargs: Any) -> Any:
+        runs.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(GitRepo, "_run", counted)
+    absent = ["main", "origin/main", "release/next"]
+    assert repo.resolve_many(["develop", *absent]) == {"develop": sha, **dict.fromkeys(absent)}
+    assert runs == []
+    # What could be an abbreviated id is asked again of a new git: a long-lived one may expand
+    # abbreviations from loose objects it listed before.
+    assert repo.resolve_many(["beef"]) == {"beef": None}
+    assert [args[0] for args in runs] == ["cat-file"]
 
 
 def test_blobs_are_read_once_and_given_in_the_order_asked(tmp_path: Path) -> None:
@@ -246,3 +275,39 @@ def test_a_directory_at_many_commits_is_the_tree_ls_tree_names_or_none(tmp_path:
     assert repo.directory_trees(commits, "charts/app")[2] is None  # removed at the third
     for odd in ("", ".", "./charts", "charts//app", "charts/../charts", "charts/app\n"):
         assert repo.directory_trees(commits, odd) == [None] * len(commits), odd
+
+
+def test_the_directories_holding_a_file_are_those_its_paths_name(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("Chart.yaml", "name: root\n")
+    g.write("charts/a/Chart.yaml", "name: a\n").write("charts/a/charts/sub/Chart.yaml", "n: s\n")
+    g.write("same/Chart.yaml", "name: a\n").write("copy/Chart.yaml", "name: a\n")  # one tree id
+    g.write("docs/Chart.yaml/README.md", "a directory of that name\n").write("x y/Chart.yaml", "")
+    g.symlink("linked/Chart.yaml", "../Chart.yaml")
+    first = g.commit("charts").sha()
+    second = g.write("charts/b/Chart.yaml", "name: b\n").remove("copy/Chart.yaml").commit("b").sha()
+    repo = GitRepo(g.path)
+    for commit in (first, second):
+        files = repo.tree(commit).paths()
+        named = sorted({p.rpartition("/")[0] or "." for p in files if p.endswith("Chart.yaml")})
+        named = [d for d in named if d == "." or f"{d}/Chart.yaml" in files]
+        assert repo.tree(commit).dirs_with("Chart.yaml") == tuple(named)
+    assert repo.tree(second).dirs_with("Chart.yaml") == (
+        ".", "charts/a", "charts/a/charts/sub", "charts/b", "linked", "same", "x y",
+    )  # fmt: skip
+
+
+def test_a_tree_naming_one_subtree_many_times_is_refused_not_walked_path_by_path(
+    tmp_path: Path,
+) -> None:
+    # Ten names for one tree, six levels down: a million directories holding a Chart.yaml in a
+    # repository of a few objects. git's own `ls-tree -r` would list every one.
+    g = GitBuilder(tmp_path / "r").write("Chart.yaml", "name: c\n").commit("leaf")
+    tree = g.run_git("rev-parse", "HEAD^{tree}").strip()
+    for _ in range(6):
+        lines = "".join(f"040000 tree {tree}\td{i}\n" for i in range(10))
+        tree = subprocess.run(
+            ["git", "-C", str(g.path), "mktree"], input=lines, capture_output=True, text=True
+        ).stdout.strip()
+    repo = GitRepo(g.path)
+    with pytest.raises(GitError, match="more than 100,000 directories hold a Chart.yaml"):
+        repo.dirs_holding(tree, "Chart.yaml")

@@ -38,6 +38,10 @@ class DictTree:
         start = f"{prefix.rstrip('/')}/" if prefix else ""
         return tuple(sorted(p for p in self._files if p.startswith(start)))
 
+    def dirs_with(self, name: str) -> tuple[str, ...]:
+        held = {p.rpartition("/")[0] or "." for p in self._files if p.rpartition("/")[2] == name}
+        return tuple(sorted(held))
+
 
 def docs(text: str, template: str, namespace: str = NAMESPACE) -> tuple[Document, ...]:
     return documents_from_text(text, template, namespace)

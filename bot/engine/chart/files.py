@@ -112,17 +112,11 @@ def _scalar(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def all_chart_dirs(paths: Sequence[str]) -> list[str]:
-    """Directories holding a Chart.yaml, without subcharts vendored under another chart's `charts/`."""
-    dirs = sorted(
-        {
-            p[: -len("/Chart.yaml")] if "/" in p else "."
-            for p in paths
-            if p == "Chart.yaml" or p.endswith("/Chart.yaml")
-        }
-    )
+def charts_among(dirs: Iterable[str]) -> list[str]:
+    """Of directories holding a Chart.yaml ("." for the root), the charts: not the subcharts
+    vendored under another chart's `charts/`."""
     known = set(dirs)
-    return [d for d in dirs if not _vendored(d, known)]
+    return [d for d in sorted(known) if not _vendored(d, known)]
 
 
 def _vendored(chart_dir: str, dirs: set[str]) -> bool:
@@ -139,7 +133,7 @@ def _vendored(chart_dir: str, dirs: set[str]) -> bool:
 
 def find_charts(tree: Tree) -> tuple[str, ...]:
     """Every chart directory in `tree`, without the subcharts vendored inside another chart."""
-    return tuple(all_chart_dirs(tree.paths()))
+    return tuple(charts_among(tree.dirs_with(CHART_FILE)))
 
 
 # -- which changed files are the chart's content --------------------------------------------------

@@ -8,8 +8,8 @@ from bot.engine.chart.dependencies import local_charts
 from bot.engine.chart.files import (
     CHART_FILE,
     ChartMeta,
-    all_chart_dirs,
     chart_file,
+    find_charts,
     read_chart_meta,
 )
 from bot.engine.ct_config import NO_CT, CtConfig
@@ -32,19 +32,14 @@ def owning_chart(path: str, dirs: Sequence[str]) -> str | None:
     return best
 
 
-def ct_chart_dirs(paths: Iterable[str], ct: CtConfig) -> list[str]:
-    """The charts by chart-testing's rule: a `Chart.yaml` directly in a directory directly under
-    one of the chart dirs (`charts/<name>/Chart.yaml`), not an excluded chart. Test fixtures,
-    nested examples and vendored subcharts are deeper, so they are not charts to review."""
-    return [d for d in _in_chart_dirs(paths, ct.chart_dirs) if not ct.excludes(d)]
-
-
-def _in_chart_dirs(paths: Iterable[str], chart_dirs: Sequence[str]) -> list[str]:
+def _in_chart_dirs(dirs: Iterable[str], chart_dirs: Sequence[str]) -> list[str]:
+    """Of directories holding a Chart.yaml, those chart-testing takes for charts: directly under
+    one of its chart dirs (`charts/<name>/Chart.yaml`). Test fixtures, nested examples and vendored
+    subcharts are deeper; a Chart.yaml at the root is in no chart dir."""
     found = set()
-    for path in paths:
-        if not path.endswith("/" + CHART_FILE):
-            continue  # a Chart.yaml at the root is in no chart dir: ct's charts are one level down
-        directory = path[: -len(CHART_FILE) - 1]
+    for directory in dirs:
+        if directory == ".":
+            continue
         parent = directory.rsplit("/", 1)[0] if "/" in directory else "."
         if parent in chart_dirs:
             found.add(directory)
@@ -56,10 +51,12 @@ def reviewable_dirs(trees: Sequence[Tree], ct: CtConfig = NO_CT) -> list[str]:
     one, else every directory with a `Chart.yaml` (less vendored subcharts). A `ct.yaml` whose
     chart dirs hold no chart at all is not the repository's layout (ct would test nothing), so
     it is not taken to mean "review nothing"."""
-    everything = sorted({d for t in trees for d in all_chart_dirs(t.paths())})
+    everything = sorted({d for t in trees for d in find_charts(t)})
     if ct.source is None:
         return everything
-    in_dirs = sorted({d for t in trees for d in _in_chart_dirs(t.paths(), ct.chart_dirs)})
+    in_dirs = sorted(
+        {d for t in trees for d in _in_chart_dirs(t.dirs_with(CHART_FILE), ct.chart_dirs)}
+    )
     return [d for d in in_dirs if not ct.excludes(d)] if in_dirs else everything
 
 

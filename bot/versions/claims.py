@@ -213,6 +213,10 @@ class BatchGit(GitView, Protocol):
         """`directory` at each commit; the files named in `read` (relative to it) read at once."""
         ...
 
+    def blobs(self, oids: list[str]) -> list[bytes]:
+        """Blobs by id, in one request (remembered: `read` of them then asks nothing)."""
+        ...
+
 
 _METAS: BoundedCache[tuple[str, str], ChartMeta] = BoundedCache(_METAS_KEPT)
 

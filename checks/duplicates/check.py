@@ -106,7 +106,8 @@ def _hunks_by_pr(ctx: Context) -> tuple[frozenset[Hunk], dict[str, frozenset[Hun
     if not own:
         return own, {}
     changed = {h.path for h in own}
-    others = touched(ctx.git, ctx.target.commit, ctx.open_prs, sorted(changed))
+    charts = [c.path for c in ctx.charts]
+    others = touched(ctx.git, ctx.target.commit, ctx.open_prs, sorted(changed), charts)
     theirs = {
         head: frozenset(h for path, s in sides.items() for h in hunks(path, s.before, s.after))
         for head, sides in others.items()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from bot.engine.chart.files import in_chart
 from bot.engine.context import OpenPR
 from bot.git.objects import GitView, Tree
-from bot.versions.claims import BatchGit
+from bot.versions.claims import BatchGit, ChartDir
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,21 @@ class Sides:
 Touched = dict[str, dict[str, Sides]]
 
 
-def touched(git: GitView, target: str, prs: Sequence[OpenPR], paths: Iterable[str]) -> Touched:
-    """For every open PR not yet in `target`, the files among `paths` it changed."""
+def touched(
+    git: GitView,
+    target: str,
+    prs: Sequence[OpenPR],
+    paths: Iterable[str],
+    charts: Sequence[str] = (),
+) -> Touched:
+    """For every open PR not yet in `target`, the files among `paths` it changed. `charts`: the
+    chart directories the paths are in, whose trees at every PR's head and fork point the review
+    read ahead (bot/engine/read_ahead.py)."""
     wanted = tuple(dict.fromkeys(paths))
     if not wanted or not prs:
         return {}
     if isinstance(git, BatchGit):
-        return _batched(git, target, prs, wanted)
+        return _batched(git, target, prs, wanted, charts)
     found: Touched = {}
     for pr in prs:
         base = git.merge_base(target, pr.head)
@@ -46,7 +54,9 @@ def touched(git: GitView, target: str, prs: Sequence[OpenPR], paths: Iterable[st
     return found
 
 
-def _batched(git: BatchGit, target: str, prs: Sequence[OpenPR], paths: Sequence[str]) -> Touched:
+def _batched(
+    git: BatchGit, target: str, prs: Sequence[OpenPR], paths: Sequence[str], charts: Sequence[str]
+) -> Touched:
     points = git.fork_points(target, [pr.head for pr in prs])
     forked = {
         pr.head: point.merge_base
@@ -54,8 +64,8 @@ def _batched(git: BatchGit, target: str, prs: Sequence[OpenPR], paths: Sequence[
         if not (point := points[pr.head]).contained and point.merge_base
     }
     commits = [c for head, base in forked.items() for c in (head, base) if c]
-    found: Touched = {}
-    for directory, inside in _by_directory(paths).items():
+    differing: list[tuple[str, ChartDir, ChartDir, list[str]]] = []
+    for directory, inside in _by_directory(paths, charts).items():
         dirs = git.subtrees(directory, commits)
         for head, base in forked.items():
             if base is None:
@@ -65,17 +75,25 @@ def _batched(git: BatchGit, target: str, prs: Sequence[OpenPR], paths: Sequence[
                 continue  # the PR left the whole directory alone: most of hundreds of open PRs
             changed = [p for p in inside if before.content_id(p) != after.content_id(p)]
             if changed:
-                found.setdefault(head, {}).update(_compare(before, after, changed))
+                differing.append((head, before, after, changed))
+    # Every text read below, in one request to git (one a file was ~150 waits for it a review).
+    ids = (t.content_id(p) for _, b, a, changed in differing for t in (b, a) for p in changed)
+    git.blobs(list(dict.fromkeys(oid for oid in ids if oid is not None)))
+    found: Touched = {}
+    for head, before, after, changed in differing:
+        found.setdefault(head, {}).update(_compare(before, after, changed))
     return found
 
 
-def _by_directory(paths: Sequence[str]) -> dict[str, list[str]]:
-    """The paths by their top directory (a chart's parent, usually `charts`), so that a directory
-    is read once for all of its files; files at the root share the root."""
+def _by_directory(paths: Sequence[str], charts: Sequence[str]) -> dict[str, list[str]]:
+    """The paths by the chart directory holding them (read ahead at every PR), else by their top
+    directory (a chart's parent, usually `charts`), so that a directory is read once for all of
+    its files; files at the root share the root."""
     groups: dict[str, list[str]] = {}
     for path in paths:
+        holding = [c for c in charts if c not in ("", ".") and in_chart(path, c)]
         top = path.split("/", 1)[0] if "/" in path else ""
-        groups.setdefault(top, []).append(path)
+        groups.setdefault(max(holding, key=len) if holding else top, []).append(path)
     return groups
 
 

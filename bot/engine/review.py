@@ -246,8 +246,8 @@ class Engine:
             if not pending:
                 # Every file of both sides, which the headings check reads, listed while the charts
                 # render: not before, where nothing waits on it (the charts list only their own).
-                for commit in dict.fromkeys((merge_base, head)):
-                    _GIT_POOL.submit(self.repo.listing, commit)
+                for tree in (base_tree, head_tree):
+                    _GIT_POOL.submit(tree.paths)
             pending.append(chart)
             if inp.progress is not None:
                 inp.progress(len(pending), len(sources), chart.source.path)

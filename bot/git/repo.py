@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 _BATCH_CHUNK_BYTES = 16 << 10
 # The directories `dirs_holding` answers at most: more charts than any repository holds.
 _HOLDING_MAX = 100_000
+# The entries `tree_listing` lists at most: fifty times a large chart repository's files. A tree
+# naming one subtree under many names multiplies its paths at each level; listed path by path, a
+# few objects would fill the memory.
+_LISTING_MAX = 500_000
 # Git abbreviates an object id to 4 hex digits at the least.
 _ABBREVIATION_RE = re.compile("[0-9a-fA-F]{4}")
 # Trees kept, counted in entries (~200 bytes each): one level of each directory object, enough for
@@ -449,6 +453,8 @@ class GitRepo:
             name, entry = item
             path = prefix + name
             listing[path] = entry
+            if len(listing) > _LISTING_MAX:
+                raise GitError(f"tree {tree}: more than {_LISTING_MAX:,} entries; not listed")
             if entry.kind == "tree":
                 stack.append((path + "/", iter(levels[entry.oid].items())))
         self._tree_listings.put(tree, listing)

@@ -311,3 +311,5 @@ def test_a_tree_naming_one_subtree_many_times_is_refused_not_walked_path_by_path
     repo = GitRepo(g.path)
     with pytest.raises(GitError, match="more than 100,000 directories hold a Chart.yaml"):
         repo.dirs_holding(tree, "Chart.yaml")
+    with pytest.raises(GitError, match="more than 500,000 entries; not listed"):
+        repo.tree_listing(tree)  # what the headings check lists: refused, not filling the memory

@@ -129,13 +129,17 @@ class RenderCache:
         return found
 
     def put(self, key: CacheKey, value: CachedRender) -> None:
+        """Keeps `value`, unless it is a render without its lint where the same render with its
+        lint is kept: a review asks a profile's render and its lint apart, at once, and which one
+        ends last must not lose the lint (the next review would lint again)."""
         digest = key.digest
-        self._remember(digest, value)
+        if not self._remember(digest, value):
+            return
         if self._dir is None:
             return
-        self._store(digest, json.dumps(_encode(value)).encode())
+        self._store(digest, json.dumps(_encode(value)).encode(), linted=value.lint is not None)
 
-    def _store(self, digest: str, data: bytes) -> None:
+    def _store(self, digest: str, data: bytes, linted: bool = True) -> None:
         """Write an entry within the cap. Any failure leaves no temp file and only logs."""
         assert self._dir is not None
         size = len(data)
@@ -149,8 +153,13 @@ class RenderCache:
         try:
             tmp.write_bytes(data)
             with self._lock:
-                tmp.replace(self._path(digest))
                 self._pending -= size
+                if not linted and self._linted(digest):
+                    # Its lint came in meanwhile, and is on disk or on its way there.
+                    self._bytes -= size
+                    _unlink(tmp)
+                    return
+                tmp.replace(self._path(digest))
                 self._bytes -= self._files.pop(digest, 0)
                 self._files[digest] = size
         except OSError as exc:
@@ -219,9 +228,17 @@ class RenderCache:
         assert self._dir is not None
         return self._dir / f"{digest}{ENTRY_SUFFIX}"
 
-    def _remember(self, digest: str, value: CachedRender) -> None:
+    def _linted(self, digest: str) -> bool:
+        """Whether the entry in memory holds a lint. Under self._lock."""
+        entry = self._mem.get(digest)
+        return entry is not None and entry[0].lint is not None
+
+    def _remember(self, digest: str, value: CachedRender) -> bool:
+        """Keeps `value` in memory; False where it would replace the same render with its lint."""
         size = _weight(value)
         with self._lock:
+            if value.lint is None and self._linted(digest):
+                return False
             old = self._mem.pop(digest, None)
             self._in_memory += size - (old[1] if old is not None else 0)
             self._mem[digest] = (value, size)
@@ -230,6 +247,7 @@ class RenderCache:
             ):
                 _, (_, gone) = self._mem.popitem(last=False)
                 self._in_memory -= gone
+        return True
 
 
 def _weight(value: CachedRender) -> int:

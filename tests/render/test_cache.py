@@ -13,6 +13,7 @@ import pytest
 
 from bot.render.base import RenderFailure
 from bot.render.cache import STALE_TMP_SECONDS, CachedRender, CacheKey, RenderCache
+from bot.render.lint import LintEntry, LintSeverity
 
 RENDER = CachedRender({"t/a.yaml": "kind: Pod\n" + "x" * 1000}, None)
 ENTRY_BYTES = len(json.dumps({"manifests": RENDER.manifests, "error": None}).encode())
@@ -159,3 +160,20 @@ def test_memory_holds_renders_up_to_its_bytes_the_least_recently_used_going_firs
     for n in range(3):
         small.put(key(n), RENDER)
     assert [small.get(key(n)) is not None for n in range(3)] == [False, True, True]
+
+
+def test_a_render_without_its_lint_never_replaces_the_same_render_with_it(tmp_path: Path) -> None:
+    # A review asks a profile's render and its lint apart, at once: the render may end last.
+    linted = CachedRender(
+        RENDER.manifests,
+        None,
+        (LintEntry(LintSeverity.WARNING, "Chart.yaml", "icon is recommended"),),
+    )
+    cache = RenderCache(tmp_path)
+    cache.put(key(1), linted)
+    cache.put(key(1), RENDER)
+    assert cache.get(key(1)) == linted
+    assert RenderCache(tmp_path).get(key(1)) == linted  # on disk too: the next review's
+    cache.put(key(2), RENDER)
+    cache.put(key(2), linted)  # in the other order, the lint is kept as ever
+    assert RenderCache(tmp_path).get(key(2)) == linted

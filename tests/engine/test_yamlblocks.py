@@ -182,6 +182,7 @@ SCALARS = [
     *('"a: b"', "'x'", "'it''s'", '"- x"', "x # note", "!!str 1", "[1, yes, '2']", "{a: [x]}"),
     *("2001-12-14t21:59:43.10-05:00", "2002-12-14", "[]", "{}", "a && b 2>&1", "!!binary aGk="),
     "&a x",
+    "both the pod & container *level*",  # a CRD's prose: `&` and `*`, no anchor
 ]
 BLOCK_HEADS = ["|", "|-", "|+", ">", ">-", "|2"]
 STEPS = [2, 2, 4]

@@ -45,9 +45,6 @@ _KEY_RE = re.compile(_KEY)
 _ITEM_RE = re.compile("- " + _KEY)
 # Line breaks other than `\n` and a byte order mark: looked for only in text that is not ASCII.
 _UNSAFE_RE = re.compile("[\x85\u2028\u2029\ufeff]")
-# Where an anchor can be: where a node starts (a line's indentation, after an indicator or a tag),
-# named as the scanner names it. Loosely (in a quoted scalar too): only a name found twice matters.
-_ANCHOR_RE = re.compile(r"(?:^|[-?:,\[{]|![^ \n]*) *&([0-9A-Za-z_-]+)", re.MULTILINE)
 _MARKERS = ("---", "...", "%")
 # Deeper than this, the cuts (a few Python frames per level) leave the text to libyaml, which
 # parses without recursing to 1,000 levels: a crafted document must not reach the recursion limit,
@@ -161,7 +158,7 @@ def _unsafe(text: str) -> bool:
 def _anchor_twice(text: str) -> bool:
     """The whole parse refuses a document that names an anchor twice; two blocks that each name
     it once parse alone. (Anchors in different documents are fine, but rare: parsed whole too.)"""
-    names = _ANCHOR_RE.findall(text)
+    names = list(bounded.anchor_names(text))  # tabs and other breaks were refused before
     return len(set(names)) < len(names)
 
 

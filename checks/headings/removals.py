@@ -12,7 +12,13 @@ from bot.git.objects import ChangedFile, Tree
 from checks.headings.files import TreeFiles, heading_pattern, readable_text, tree_paths
 from checks.headings.index import TreeIndex, tree_index
 from checks.headings.refs import FileRef, Reference, references
-from checks.headings.text import comment_heading, find_headings
+from checks.headings.text import (
+    comment_heading,
+    find_headings,
+    is_markdown,
+    line_comment,
+    lines_stand_alone,
+)
 from checks.headings.units import file_units
 
 
@@ -41,7 +47,7 @@ def removed_headings(base: Tree, head: Tree, changes: tuple[ChangedFile, ...]) -
     for change in changes:
         old_path = change.old_path or change.path
         base_text = readable_text(base, old_path) if change.removed_lines else None
-        if base_text is None:
+        if base_text is None or not _may_remove(old_path, base_text, change.removed_lines):
             continue
         gone = [h for h in find_headings(old_path, base_text) if h.line in change.removed_lines]
         head_text = readable_text(head, change.path) if change.status != "D" else None
@@ -59,6 +65,17 @@ def removed_headings(base: Tree, head: Tree, changes: tuple[ChangedFile, ...]) -
             path = change.path if head_text is not None else None
             removals.append(Removal(heading.text, old_path, heading.line, path, line, wording))
     return removals
+
+
+def _may_remove(path: str, text: str, removed: frozenset[int]) -> bool:
+    """Whether a removed line may hold a heading; told from those lines alone where their
+    comments are their own (a values.yaml's change removes values, seldom a heading), so that
+    neither side's file is read whole for nothing."""
+    if not lines_stand_alone(text, is_markdown(path)):
+        return True
+    lines = text.splitlines()
+    bodies = (line_comment(lines[n - 1]) for n in removed if 0 < n <= len(lines))
+    return any(body is not None and comment_heading(body) for body in bodies)
 
 
 def head_line(base_text: str, head_text: str, base_line: int) -> int:

@@ -18,6 +18,9 @@ HELM_OPEN_RE = re.compile(r"^\s*\{\{-?\s*/\*")
 HELM_CLOSE_RE = re.compile(r"\*/\s*-?\}\}")
 HTML_OPEN_RE = re.compile(r"^\s*<!--")
 HTML_CLOSE_RE = re.compile(r"-->")
+# What stands before `/*` and `<!--` on a line that opens a block comment.
+_HELM_OPENING_RE = re.compile(r"\s*\{\{-?\s*")
+_SPACE_RE = re.compile(r"\s*")
 # A decorative leading `*` on the lines inside a block comment.
 BLOCK_STAR_RE = re.compile(r"^\s*\*(?!/)\s?")
 
@@ -139,9 +142,42 @@ def comment_bodies(text: str, markdown: bool = False) -> list[str | None]:
                 closer = None if closed else close
                 break
         else:
-            match = LINE_COMMENT_RE.match(line) if (fenced or not markdown) else None
-            bodies.append(line[match.end() :] if match else None)
+            bodies.append(line_comment(line) if (fenced or not markdown) else None)
     return bodies
+
+
+def line_comment(line: str) -> str | None:
+    """The text of the whole-line comment (`#`, `//`, `--`) that `line` is, else None."""
+    match = LINE_COMMENT_RE.match(line)
+    return line[match.end() :] if match else None
+
+
+def lines_stand_alone(text: str, markdown: bool) -> bool:
+    """Whether each line's comment, and so its heading, is the line's own business: no Markdown
+    (fences, setext underlines), no block comment opening anywhere, and lines cut at line feeds
+    alone (str.splitlines also cuts at carriage returns, NEL, U+2028...). Then the lines a diff
+    touches are read without the rest of the file: a values.yaml of 6,000 lines costs ~60 ms read
+    whole."""
+    if markdown or _odd_breaks(text):
+        return False
+    return not _opens_at(text, "/*", _HELM_OPENING_RE) and not _opens_at(text, "<!--", _SPACE_RE)
+
+
+def _odd_breaks(text: str) -> bool:
+    if any(c in text for c in "\r\x0b\x0c\x1c\x1d\x1e"):
+        return True
+    return not text.isascii() and any(c in text for c in "\x85\u2028\u2029")
+
+
+def _opens_at(text: str, opener: str, before: re.Pattern[str]) -> bool:
+    """Whether some line opens a block comment with `opener`, preceded on it by what `before`
+    matches in full (how HELM_OPEN_RE and HTML_OPEN_RE start)."""
+    at = text.find(opener)
+    while at >= 0:
+        if before.fullmatch(text, text.rfind("\n", 0, at) + 1, at):
+            return True
+        at = text.find(opener, at + 1)
+    return False
 
 
 def _until(line: str, closer: re.Pattern[str]) -> tuple[str, bool]:

@@ -19,6 +19,8 @@ from checks.headings.text import (
     fenced_lines,
     headings_in,
     is_markdown,
+    line_comment,
+    lines_stand_alone,
 )
 
 # Files read as prose: every line of a paragraph counts, not only comments.
@@ -31,13 +33,56 @@ def file_units(path: str, text: str, wanted: frozenset[int] | None = None) -> li
     """The units of a file that hold a wanted line (every unit when `wanted` is None): paragraphs of
     a prose file, comment blocks and single code lines elsewhere. Heading lines are definitions, not
     references, and are blanked."""
+    markdown, prose = is_markdown(path), path.lower().endswith(PROSE_SUFFIXES)
+    if wanted is not None and not prose and lines_stand_alone(text, markdown):
+        pieces = _wanted_code_pieces(text.splitlines(), wanted)
+    else:
+        pieces = _pieces(markdown, prose, text)
     units = []
-    for start, block, bare in _pieces(
-        is_markdown(path), path.lower().endswith(PROSE_SUFFIXES), text
-    ):
+    for start, block, bare in pieces:
         if wanted is None or any(n in wanted for n in range(start + 1, start + 1 + len(block))):
             units.append(parse_unit(block, start + 1, bare))
     return units
+
+
+def _wanted_code_pieces(lines: list[str], wanted: frozenset[int]) -> tuple[Piece, ...]:
+    """The pieces _code_pieces cuts that hold a wanted line, in its order (comment blocks, then
+    code lines), read from the wanted lines and the comment lines around them: where
+    lines_stand_alone, no other line can change them."""
+    bodies: dict[int, str | None] = {}
+
+    def body(i: int) -> str | None:
+        if i not in bodies:
+            bodies[i] = line_comment(lines[i])
+        return bodies[i]
+
+    blocks: list[Piece] = []
+    code: list[Piece] = []
+    covered = 0  # lines before this index are in a block found already
+    for i in sorted(n - 1 for n in wanted if 0 < n <= len(lines)):
+        if body(i) is None:
+            if lines[i]:
+                code.append((i, (lines[i],), False))
+            continue
+        if i < covered:
+            continue
+        lo, hi = i, i + 1
+        while lo > 0 and body(lo - 1) is not None:
+            lo -= 1
+        while hi < len(lines) and body(hi) is not None:
+            hi += 1
+        blocks.append((lo, tuple(_blanked(lines[j], bodies[j] or "") for j in range(lo, hi)), True))
+        covered = hi
+    return (*blocks, *code)
+
+
+def _blanked(line: str, body: str) -> str:
+    """A comment line's text as _code_pieces reads it: its ALL-CAPS heading, if any, blanked."""
+    span = caps_heading_span(body)
+    if span is None or not collapse(body[span[0] : span[1]]):
+        return body
+    offset = line.find(body)
+    return line_comment(blank(line, offset + span[0], offset + span[1])) or ""
 
 
 Piece = tuple[int, tuple[str, ...], bool]  # (index of its first line, its lines, read as prose)

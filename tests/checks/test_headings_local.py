@@ -1,0 +1,89 @@
+"""The lines a diff touches, read without the rest of their file, say what the whole file says:
+checks/headings/units.py (file_units of wanted lines) and removals.py (whether a removed line may
+hold a heading), where checks/headings/text.py's lines_stand_alone lets them."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checks.headings import units
+from checks.headings.refs import Unit, parse_unit
+from checks.headings.removals import _may_remove
+from checks.headings.text import find_headings, is_markdown, lines_stand_alone
+from checks.headings.units import PROSE_SUFFIXES, file_units
+
+# Lines of values files, templates and scripts: comments of every prefix, ALL-CAPS headings with
+# banners, code spans and dashes, code, blank lines; and what makes a line depend on others
+# (block comments, Markdown) or a line break other than `\n`.
+LINES = [
+    *("# enable the thing", "## SECTION ONE TITLE", "# ALPHA BETA — then prose", "#", ""),
+    *("  # === BANNER HEADING TEXT ===", "# `CODE` HEADING WORDS here", "#!/bin/sh", "##! x"),
+    *("// WHY THIS EXISTS", "-- MIGRATION ORDER MATTERS: x", "--flag", "# see README.md TITLE"),
+    *("key: value", "  - item", "path: /etc/config/*.tmpl", "  # NOTE: TODO", "# A--B CD EF"),
+    *("# See “UPGRADE NOTES” in README.md", "#   ", "x: y # TRAILING COMMENT HERE", "\t# tab"),
+]
+DEPENDENT = ["{{/* BLOCK HEADING ONE", "*/}}", "  {{- /* x */ -}}", "<!-- NOTE HERE -->", "<!--"]
+BREAKS = ["\r", "\x85", "\u2028", "\x0c"]
+PATHS = ["values.yaml", "templates/x.tpl", "run.sh", "README.md", "notes.txt"]
+
+
+@st.composite
+def _file(draw: st.DrawFn) -> tuple[str, str, frozenset[int]]:
+    pool = draw(st.sampled_from([LINES, LINES, LINES + DEPENDENT]))
+    lines = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=25))
+    text = "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n"]))
+    if "\n" in text and draw(st.integers(0, 3)) == 0:  # a line ended otherwise
+        at = draw(st.sampled_from([i for i, c in enumerate(text) if c == "\n"]))
+        text = text[:at] + draw(st.sampled_from(BREAKS)) + text[at + 1 :]
+    wanted = draw(st.frozensets(st.integers(0, len(lines) + 2), max_size=8))
+    return draw(st.sampled_from(PATHS)), text, wanted
+
+
+def whole_file_units(path: str, text: str, wanted: frozenset[int]) -> list[Unit]:
+    """file_units as it reads a whole file: every piece cut, those holding a wanted line kept."""
+    pieces = units._cut(is_markdown(path), path.lower().endswith(PROSE_SUFFIXES), text)
+    return [
+        parse_unit(block, start + 1, bare)
+        for start, block, bare in pieces
+        if any(n in wanted for n in range(start + 1, start + 1 + len(block)))
+    ]
+
+
+@settings(max_examples=400, deadline=None, database=None, print_blob=True)
+@given(_file())
+def test_the_wanted_lines_units_are_the_whole_files(case: tuple[str, str, frozenset[int]]) -> None:
+    path, text, wanted = case
+    assert file_units(path, text, wanted) == whole_file_units(path, text, wanted)
+
+
+@settings(max_examples=400, deadline=None, database=None, print_blob=True)
+@given(_file())
+def test_a_removed_heading_is_never_missed(case: tuple[str, str, frozenset[int]]) -> None:
+    path, text, removed = case
+    if any(h.line in removed for h in find_headings(path, text)):
+        assert _may_remove(path, text, removed)
+
+
+def test_a_values_file_is_read_by_its_lines_a_template_with_block_comments_whole() -> None:
+    values = "# SECTION TITLE HERE\nimage: x\npath: /etc/*.tmpl\n<b>: 1\n"
+    assert lines_stand_alone(values, markdown=False)
+    assert not lines_stand_alone("{{/* NOTE HERE */}}\n" + values, markdown=False)
+    assert not lines_stand_alone("a: 1\n  <!-- open\n", markdown=False)
+    assert not lines_stand_alone(values, markdown=True)  # fences and setext underlines
+    assert not lines_stand_alone(values.replace("\n", "\r\n"), markdown=False)
+    # After a carriage return, a line opens a block comment that a look at `\n` alone misses.
+    hidden = "a: 1\r{{/*\n# SECTION TITLE HERE\n  see README.md\n*/}}\n"
+    assert not lines_stand_alone(hidden, markdown=False)
+    wanted = frozenset({2, 3})
+    assert file_units("x.tpl", hidden, wanted) == whole_file_units("x.tpl", hidden, wanted)
+    # A removal of values alone reads no heading; of the heading line, it may remove one.
+    assert not _may_remove("values.yaml", values, frozenset({2, 3}))
+    assert _may_remove("values.yaml", values, frozenset({1}))
+
+
+def test_a_comment_block_around_an_added_line_is_one_unit_with_its_heading_blanked() -> None:
+    text = "a: 1\n# UPGRADE NOTES FIRST\n# see the README.md\n# section “X Y”\nb: 2\n"
+    [unit] = file_units("values.yaml", text, frozenset({3}))
+    assert unit.first_line == 2
+    assert "UPGRADE NOTES" not in unit.text and "see the README.md" in unit.text

@@ -332,3 +332,28 @@ def test_the_yaml_value_tag_reads_as_the_string_helm_reads() -> None:
     # prometheus-operator's CRDs list `- =` in an enum; PyYAML had no constructor for its tag.
     crd = "spec:\n  enum:\n  - =\n  - '!='\n  op: =\n"
     assert load_mappings(crd) == ({"spec": {"enum": ["=", "!="], "op": "="}},)
+
+
+SIMPLE_LINES = [
+    *("a: yes", "a: 1:30", "a: 2002-12-14", "a: ~", "a: =", "yes: x", "1: x", "null: x"),
+    *("a: b # c", "a: b ", "a:  b", "a: 'x'", "a: ...x", "a: @x", "a: x: y", "a:b: c", "a: -1"),
+    *("a: .inf", "a: 0o12", "a: 1_000", "a: (x", "a: b,c", "a: x~y", "    name: web", "a:", "a"),
+    *("helm.sh/chart: kube-prometheus-stack-45.1.0", "description: a b. c (d)", "k" * 2000 + ": v"),
+]
+
+
+@pytest.mark.parametrize("line", SIMPLE_LINES)
+def test_a_simple_line_reads_as_the_loader_reads_it(line: str) -> None:
+    for text in (line, line + "\n"):
+        found = yamlblocks._simple_entry(text)
+        if found is not None:
+            assert repr(found) == repr(yaml.load(text, Loader=yamlblocks.LOADER))  # noqa: S506
+
+
+@settings(max_examples=500, deadline=None, database=None, print_blob=True)
+@given(st.text(alphabet="ab1.-_:/ #'\"@%~=()[],!&*|>?yesnoYN0x\t", max_size=24))
+def test_any_line_the_fast_path_reads_reads_as_the_loader_reads_it(line: str) -> None:
+    found = yamlblocks._simple_entry(line + "\n")
+    if found is None:
+        return
+    assert repr(found) == repr(yaml.load(line + "\n", Loader=yamlblocks.LOADER))  # noqa: S506

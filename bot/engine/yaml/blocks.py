@@ -33,6 +33,7 @@ import yaml
 
 from bot.engine.yaml import bounded
 from bot.engine.yaml.loader import LOADER
+from bot.engine.yaml.plain import reads_as_itself
 from bot.lru import BoundedCache
 
 __all__ = ["LOADER", "clear_blocks", "load_mappings"]
@@ -50,6 +51,8 @@ _MARKERS = ("---", "...", "%")
 # parses without recursing to 1,000 levels: a crafted document must not reach the recursion limit,
 # where its RecursionError would read as invalid YAML. Real manifests nest a dozen or two.
 MAX_DEPTH = 64
+# A plain key must fit the scanner's look-ahead for `:` (1,024 characters); real ones are short.
+_SIMPLE_KEY_CHARS = 128
 # Text -> the mapping the loader parses it to: entries, items (dash read as a space) and keys;
 # weighed by the text (an entry can be a whole `spec:` or a config file of megabytes).
 LEAF_TEXT_BYTES = 8 * 2**20
@@ -260,6 +263,9 @@ def _item(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, 
 
 
 def _parse(text: str) -> dict[Any, Any]:
+    simple = _simple_entry(text)
+    if simple is not None:
+        return simple
     try:
         parsed = yaml.load(text, Loader=LOADER)  # noqa: S506 - CSafeLoader is safe
     except Exception:  # noqa: BLE001 - whatever the loader raises, the whole parse raises it
@@ -267,3 +273,23 @@ def _parse(text: str) -> dict[Any, Any]:
     if not isinstance(parsed, dict):
         raise _Unsure
     return parsed
+
+
+def _simple_entry(text: str) -> dict[str, Any] | None:
+    """`key: value` or `key:` alone on its line, each a plain string that reads as itself: what
+    most of a manifest's leaves are (labels, names, images, a CRD's one-line descriptions), read
+    without the loader. None for anything else."""
+    line = text[:-1] if text.endswith("\n") else text
+    if "\n" in line:
+        return None
+    body = line.lstrip(" ")
+    key, colon, value = body.partition(": ")
+    if not colon:
+        if not body.endswith(":"):
+            return None
+        key = body[:-1]
+    elif not reads_as_itself(value):
+        return None
+    if len(key) >= _SIMPLE_KEY_CHARS or not reads_as_itself(key):
+        return None
+    return {key: value if colon else None}

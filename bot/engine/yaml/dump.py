@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from bot.engine.yaml.plain import RESOLVED_MAX_CHARS, reads_as_itself, resolved
+
 # One value a line, however long: a folded line would make a one-word change look like several.
 WIDE = 1 << 20
 # libyaml writes a key longer than this as a complex key (`? key`); shorter ones are simple keys,
@@ -29,13 +31,6 @@ WIDE = 1 << 20
 _SIMPLE_KEY_BYTES = 128
 # A line break to libyaml (written escaped, it still makes a key complex).
 _BREAKS = re.compile("[\n\r\x85\u2028\u2029]").search
-# The strings the emitter writes as they are, by libyaml's rules for a plain scalar in block
-# context: no indicator first, no `: ` or ` #`, no space at either end, printable ASCII. A subset
-# (the rest is asked of PyYAML): names, labels, images, paths, quantities.
-# (`...` first would read as a document's end.)
-_PLAIN = re.compile(
-    r"(?!\.\.\.)[A-Za-z0-9_./(][A-Za-z0-9_./()=+@%,~-]*(?:[: ][A-Za-z0-9_./()=+@%,~-]+)*"
-)
 # Scalars longer than this are not remembered: a config file in a string would be held as a key.
 _REMEMBERED_CHARS = 256
 
@@ -176,19 +171,12 @@ def _text(value: str | float) -> str:
     """How the emitter writes the scalar, where it fits on its line: as it is where plain and read
     back as a string, else as PyYAML writes it as a mapping's value (the same as a key or an item
     when on one line)."""
-    if type(value) is str and _PLAIN.fullmatch(value) and _resolves_to_str(value):
+    if type(value) is str and reads_as_itself(value):
         return value
     written = pyyaml_lines({"k": value})
     if len(written) != 1 or not written[0].startswith("k: "):
         raise _Unsure  # a block scalar, or text on several lines
     return written[0][3:-1]
-
-
-def _resolves_to_str(value: str) -> bool:
-    if len(value) > _RESOLVED_MAX_CHARS:
-        found: str = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))
-        return found == _STR_TAG
-    return _resolved(value, (True, False)) == _STR_TAG
 
 
 def pyyaml_lines(value: Any) -> list[str]:
@@ -253,18 +241,9 @@ class BlockDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignor
         # The emitter asks twice of every scalar whether its text would read back as another
         # type (`"true"`, `"8080"`): the answer depends on the text alone, as no path resolver is
         # registered, and names, images and ports repeat across a diff's objects.
-        if kind is yaml.ScalarNode and len(value) <= _RESOLVED_MAX_CHARS:
-            return _resolved(value, implicit)
+        if kind is yaml.ScalarNode and len(value) <= RESOLVED_MAX_CHARS:
+            return resolved(value, implicit)
         return super().resolve(kind, value, implicit)
-
-
-_RESOLVED_MAX_CHARS = 128
-
-
-@functools.lru_cache(maxsize=4096)
-def _resolved(value: str, implicit: tuple[bool, bool]) -> str:
-    tag: str = yaml.resolver.Resolver.resolve(_RESOLVER, yaml.ScalarNode, value, implicit)
-    return tag
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
@@ -273,4 +252,3 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 
 BlockDumper.add_representer(str, _str)
-_RESOLVER = yaml.resolver.Resolver()

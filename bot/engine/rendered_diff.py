@@ -9,17 +9,15 @@ prints it for people.
 from __future__ import annotations
 
 import difflib
-import fnmatch
-import functools
 import hashlib
 import logging
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Rendered
+from bot.engine.diff_noise import alike, comparable
 from bot.engine.manifests import Document
 from bot.engine.yaml.dump import dump_lines
 from bot.lru import BoundedCache, WeakIdentityMemo
@@ -41,12 +39,6 @@ HUNK = "@@"
 MAX_OBJECT_LINES = 20_000
 TOO_LARGE = "# {key}: changed, {lines:,} lines: too large to diff here\n"
 TOO_DEEP = "# {key}: nested too deeply to diff here\n"
-# Secret values are never printed, even from CI values, nor compared: a `randAlphaNum` password or
-# a `genCA` key is new at every render. Which keys a Secret has still shows.
-SECRET_KINDS = frozenset({"Secret"})
-SECRET_FIELDS = ("data", "stringData")
-REDACTED = "<redacted>"
-NOT_COMPARED_VALUE = "<not compared>"  # an `ignore_fields` field's value
 
 
 @dataclass(frozen=True)
@@ -144,21 +136,14 @@ RELEASE_NOISE = DiffConfig()
 
 def renders_alike(base: Rendered, head: Rendered, noise: DiffConfig = RELEASE_NOISE) -> bool:
     """Both rendered, into the same objects but for `noise`: what the diff calls unchanged, told
-    without a dump (an object whose keys only moved counts as changed: the caller then does the
-    work it would have skipped, never the reverse)."""
+    without a dump (where `alike` cannot tell, an object counts as changed: the caller then does
+    the work it would have skipped, never the reverse)."""
     if base.error is not None or head.error is not None:
         return False
     old, new = _by_key(base.documents), _by_key(head.documents)
     if old.keys() != new.keys():
         return False
-    try:
-        return all(
-            _same(a.body, b.body) or _same(_comparable(a, noise), _comparable(b, noise))
-            for key, a in old.items()
-            for b in (new[key],)
-        )
-    except RecursionError:
-        return False
+    return all(alike(a, new[key], noise) for key, a in old.items())
 
 
 def _profile_diff(
@@ -181,7 +166,7 @@ def _object_diffs(
     old, new = _by_key(base), _by_key(head)
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key), new.get(key)
-        if a is not None and b is not None and _same(a.body, b.body):
+        if a is not None and b is not None and alike(a, b, noise):
             continue  # most objects: no copy, no dump
         found = _object_diff(key, a, b, noise)
         if found is not None:
@@ -215,7 +200,7 @@ def _object_diff(
     key: str, base: Document | None, head: Document | None, noise: DiffConfig
 ) -> ObjectDiff | None:
     try:
-        old_body, new_body = _comparable(base, noise), _comparable(head, noise)
+        old_body, new_body = comparable(base, noise), comparable(head, noise)
         if _same(old_body, new_body):
             # Only noise differed: most objects of a version bump (`helm.sh/chart`), told without
             # the dump, which costs 10x the comparison.
@@ -271,14 +256,6 @@ def _line(line: str) -> str:
     return line if line.endswith("\n") else line + "\n"
 
 
-def _comparable(doc: Document | None, noise: DiffConfig) -> dict[str, Any] | None:
-    """The object as the diff shows it: its noise left out, a Secret's values redacted."""
-    if doc is None:
-        return None
-    body = _quiet(doc.body, fields_pattern(tuple(noise.ignore_fields)), noise)
-    return _redacted(body) if doc.kind in SECRET_KINDS else body
-
-
 def _dump(body: Mapping[str, Any] | None) -> list[str]:
     if body is None:
         return []
@@ -297,62 +274,3 @@ MEMO_MIN_CHARS = 20_000
 _DUMPS: BoundedCache[bytes, tuple[str, ...]] = BoundedCache(
     16 * 2**20, lambda lines: sum(map(len, lines))
 )
-
-
-def _quiet(value: Any, ignored: re.Pattern[str] | None, noise: DiffConfig) -> Any:
-    """A plain copy of `value` without the noisy labels and annotations of each `metadata` in it
-    (the object's, a pod template's, a volume claim template's), nor the values of ignored fields.
-    Selectors keep their labels: a changed selector is no noise."""
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            if k == "metadata" and isinstance(v, Mapping):
-                v = _quiet_metadata(v, noise)
-            elif ignored is not None and ignored.match(str(k)):
-                v = NOT_COMPARED_VALUE
-            # Keys as text: YAML keys may mix numbers and strings (a tcp-services ConfigMap's
-            # `8080:`), which sorting cannot compare.
-            out[str(k)] = _quiet(v, ignored, noise)
-        return out
-    if isinstance(value, list | tuple):
-        return [_quiet(v, ignored, noise) for v in value]
-    return value
-
-
-@functools.lru_cache(maxsize=64)
-def fields_pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
-    """`ignore_fields` as one expression: the same matches as fnmatchcase against each pattern,
-    for a walk that asks it of every key of every object."""
-    if not patterns:
-        return None
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
-
-
-def _quiet_metadata(metadata: Mapping[str, Any], noise: DiffConfig) -> dict[str, Any]:
-    out = dict(metadata)
-    for field, patterns in (
-        ("labels", noise.ignore_labels),
-        ("annotations", noise.ignore_annotations),
-    ):
-        entries = out.get(field)
-        if not isinstance(entries, Mapping):
-            continue
-        kept = {k: v for k, v in entries.items() if not _matches(str(k), patterns)}
-        if kept:
-            out[field] = kept
-        else:
-            del out[field]  # `labels: {}` on one side only would be a diff of nothing
-    return out
-
-
-def _matches(name: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def _redacted(body: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(body)
-    for field in SECRET_FIELDS:
-        entries = out.get(field)
-        if isinstance(entries, Mapping):
-            out[field] = dict.fromkeys(entries, REDACTED)
-    return out

@@ -17,7 +17,8 @@ from typing import Any
 from bot.engine.chart.files import ChartMeta, read_chart_meta
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Context, OpenPR, Rendered
-from bot.engine.rendered_diff import CHANGED, fields_pattern, profile_diff
+from bot.engine.diff_noise import fields_pattern
+from bot.engine.rendered_diff import CHANGED, profile_diff
 from bot.git.objects import Tree
 
 # A rendered diff says what changed from here on; what it writes instead (too large, too deep to

@@ -218,7 +218,7 @@ def test_a_profile_s_values_file_is_rendered_on_that_profile_only(g: GitBuilder)
 def test_objects_alike_outside_noise_are_told_without_copies() -> None:
     """The cheap test before the diff: labels, annotations and ignored fields do not count,
     anything else does, however deep, and the keys compare as text (as the diff reads them)."""
-    from bot.engine.rendered_diff import fields_pattern
+    from bot.engine.diff_noise import fields_pattern
     from checks.duplicates.objects import _alike_outside_noise as alike
 
     ignored = fields_pattern(("status", "*Timestamp"))

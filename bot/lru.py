@@ -111,6 +111,34 @@ class IdentityMemo(Generic[T, V]):
         return len(self._data)
 
 
+class IdentitiesMemo(Generic[V]):
+    """IdentityMemo for what several objects and a hashable `extra` make together: found by the
+    objects' identities, each entry holding its objects. At most `size` entries, the oldest made
+    going first; lookups take no lock, storing does."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: dict[tuple[Any, ...], tuple[tuple[Any, ...], V]] = {}
+        self._lock = threading.Lock()
+        _ALL.add(self)
+
+    def get_or_make(self, objs: tuple[Any, ...], extra: Any, make: Callable[[], V]) -> V:
+        key = (*map(id, objs), extra)
+        hit = self._data.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+            return hit[1]
+        value = make()
+        with self._lock:
+            self._data[key] = (objs, value)
+            while len(self._data) > self.size:
+                del self._data[next(iter(self._data))]
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
 class WeakIdentityMemo(Generic[V]):
     """What `make()` gave for some objects (and a hashable `extra`), found by the objects'
     identities and forgotten as soon as any of them is collected: a memo that keeps nothing alive,

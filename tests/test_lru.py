@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from bot.lru import BoundedCache, IdentityMemo, WeakIdentityMemo, clear_all
+from bot.lru import BoundedCache, IdentitiesMemo, IdentityMemo, WeakIdentityMemo, clear_all
 
 
 def test_forgets_the_least_recently_used() -> None:
@@ -52,6 +52,23 @@ def test_identity_memo_finds_the_same_object_only() -> None:
     assert len(memo) == 2
     memo.get_or_make(first, total)
     assert len(made) == 4
+
+
+def test_a_memo_of_several_objects_finds_them_by_identity_and_extra() -> None:
+    memo: IdentitiesMemo[int] = IdentitiesMemo(2)
+    made: list[int] = []
+
+    def make(n: int) -> int:
+        made.append(n)
+        return n
+
+    a, b, equal = {"x": 1}, {"y": 2}, {"x": 1}
+    assert memo.get_or_make((a, b), "k", lambda: make(1)) == 1
+    assert memo.get_or_make((a, b), "k", lambda: make(2)) == 1  # the same objects: found
+    assert memo.get_or_make((equal, b), "k", lambda: make(3)) == 3  # equal, not the same
+    assert memo.get_or_make((a, b), "other", lambda: make(4)) == 4  # another extra
+    assert memo.get_or_make((a, b), "k", lambda: make(5)) == 5  # two entries kept: it went first
+    assert made == [1, 3, 4, 5]
 
 
 def test_clear_all_empties_every_cache() -> None:

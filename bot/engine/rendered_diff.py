@@ -9,6 +9,7 @@ prints it for people.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import logging
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ from bot.engine.context import ChartRenders, Rendered
 from bot.engine.diff_noise import alike, comparable
 from bot.engine.manifests import Document
 from bot.engine.yaml.dump import dump_lines
-from bot.lru import BoundedCache, WeakIdentityMemo
+from bot.lru import BoundedCache, IdentitiesMemo, WeakIdentityMemo
 
 log = logging.getLogger(__name__)
 
@@ -116,17 +117,20 @@ def profile_diff(
     check), made once for each pair of renders while they live."""
     if base is None or head is None:
         return _profile_diff(profile, base, head, noise)
-    rules = (
-        tuple(noise.ignore_labels),
-        tuple(noise.ignore_annotations),
-        tuple(noise.ignore_fields),
-    )
     return _DIFFS.get_or_make(
-        (base, head), (profile, rules), lambda: _profile_diff(profile, base, head, noise)
+        (base, head), (profile, _rules(noise)), lambda: _profile_diff(profile, base, head, noise)
     )
+
+
+def _rules(noise: DiffConfig) -> tuple[tuple[str, ...], ...]:
+    return tuple(noise.ignore_labels), tuple(noise.ignore_annotations), tuple(noise.ignore_fields)
 
 
 _DIFFS: WeakIdentityMemo[ProfileDiff] = WeakIdentityMemo()
+# An object's diff by its two parsed bodies: a CRD renders the same text at every profile (and so
+# parses into the same objects), and its diff, difflib over thousands of lines, was made again
+# for each. Each entry holds both bodies, so no other object can take their ids meanwhile.
+_PAIRS: IdentitiesMemo[ObjectDiff | None] = IdentitiesMemo(128)
 
 
 # What every release changes, whatever a repository's `diff:` config says: the labels naming the
@@ -166,9 +170,16 @@ def _object_diffs(
     old, new = _by_key(base), _by_key(head)
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key), new.get(key)
-        if a is not None and b is not None and alike(a, b, noise):
+        if a is None or b is None:
+            found = _object_diff(key, a, b, noise)
+        elif alike(a, b, noise):
             continue  # most objects: no copy, no dump
-        found = _object_diff(key, a, b, noise)
+        else:
+            found = _PAIRS.get_or_make(
+                (a.body, b.body),
+                (key, a.kind, b.kind, _rules(noise)),
+                functools.partial(_object_diff, key, a, b, noise),
+            )
         if found is not None:
             yield found
 

@@ -64,6 +64,8 @@ def run(ctx: Context) -> list[Finding]:
 
 
 def overlaps(ctx: Context) -> list[Overlap]:
+    if not ctx.open_prs:
+        return []  # nothing to overlap with: no hunk of this PR's is read (a replay, a CLI run)
     mine = own_issues(ctx.pr)
     own_hunks, theirs = _hunks_by_pr(ctx)
     found = []

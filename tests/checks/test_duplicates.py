@@ -3,6 +3,7 @@ edit, reviewed by the real engine."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -244,3 +245,22 @@ def test_a_shared_checksum_line_alone_is_no_duplicate(g: GitBuilder) -> None:
     branch(g, "mine", mine)
     other = branch(g, "theirs", theirs)
     assert review(g, [OpenPR(3, other, "theirs")]) == []
+
+
+def test_with_no_open_pr_no_hunk_of_the_change_is_read(
+    g: GitBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A replay or a command-line run has no open PR: diffing the PR's files for hunks there was
+    # ~8 ms of difflib a change, for nothing to compare them with.
+    duplicates = importlib.import_module("checks.duplicates.check")
+    read: list[str] = []
+    real = duplicates.hunks
+    monkeypatch.setattr(
+        duplicates, "hunks", lambda path, *a, **k: read.append(path) or real(path, *a, **k)
+    )
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    assert review(g, []) == []
+    assert read == []
+    other = branch(g, "theirs", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    assert review(g, [OpenPR(7, other, "theirs", title="db")]) != []
+    assert read  # with one, the change's hunks are read and compared

@@ -280,3 +280,38 @@ def test_the_dump_is_the_safe_dumpers_to_the_character() -> None:
     assert "".join(dump_lines(body)) == expected
     assert "".join(dump_lines(body)) == expected  # the scalars' types remembered now, the same
     assert "'true'" in expected and "|" in expected  # the cases above do reach the emitter's rules
+
+
+def test_an_object_every_profile_renders_alike_is_diffed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A CRD renders the same text at every profile, so parses into the same objects: its diff
+    (difflib over thousands of lines) is made once, and every profile shows it."""
+    import bot.engine.rendered_diff as rendered_diff
+
+    made: list[str] = []
+    real = rendered_diff._unified
+    monkeypatch.setattr(
+        rendered_diff,
+        "_unified",
+        lambda old, new, **names: made.append("") or real(old, new, **names),
+    )
+    old = doc("CustomResourceDefinition", "crd", {"spec": {"description": "old words"}})
+    new = doc("CustomResourceDefinition", "crd", {"spec": {"description": "new words"}})
+    profiles = ("a", "b", "c")
+    chart = ChartRenders(
+        path="web",
+        name="web",
+        base={p: Rendered(p, (old,)) for p in profiles},
+        head={p: Rendered(p, (new,)) for p in profiles},
+    )
+    diff = chart_diff("web", rendered_diffs(chart, DiffConfig()))
+    assert diff is not None
+    assert [p.text for p in diff.profiles] == [diff.profiles[0].text] * 3
+    assert "+  description: new words" in diff.profiles[0].text
+    assert len(made) == 1
+    # The same text parsed anew (another object) is diffed again: found by identity alone.
+    again = Document(new.kind, new.name, new.namespace, new.template, dict(new.body))
+    chart = ChartRenders("web", "web", {"a": Rendered("a", (old,))}, {"a": Rendered("a", (again,))})
+    rendered_diffs(chart, DiffConfig())
+    assert len(made) == 2

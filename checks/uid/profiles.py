@@ -9,6 +9,7 @@ from typing import Any
 from bot.engine.config import ProfileSpec
 from bot.engine.context import Rendered
 from bot.engine.yaml import bounded
+from bot.engine.yaml.blocks import load_mappings
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
@@ -60,8 +61,19 @@ def chart_defaults(tree: Tree, chart: str) -> Mapping[str, Any]:
 
 def _parse_defaults(text: str) -> Mapping[str, Any]:
     try:
-        # As every other read of a values file: libyaml's loader, with the alias budget.
-        data = bounded.load(text)
+        if _one_document(text):
+            # Block by block (with the alias budget where an anchor may be): a chart's next
+            # version changes a few of its values, and the rest was parsed before.
+            found = load_mappings(text)
+            return found[0] if found else {}
+        data = bounded.load(text)  # the first document, as every read of a values file
     except YAML_FAILURES:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _one_document(text: str) -> bool:
+    """No document marker: the text's mapping, if any, is its first document."""
+    return not text.startswith(("---", "...", "%")) and not any(
+        m in text for m in ("\n---", "\n...", "\n%")
+    )

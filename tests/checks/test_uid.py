@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import yaml
+
 from bot.engine.report import Finding, Severity
+from bot.engine.yaml.loader import LOADER
+from checks.uid.profiles import _parse_defaults
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 WEB = "Deployment/default/release-web"
@@ -242,3 +247,27 @@ def test_a_pin_in_an_item_opening_with_image_is_reported_at_its_own_line(tmp_pat
         121,
     )
     assert line_of(head, template("web.yaml"), "runAsUser: 1000") == 121
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "openshift: true\nsecurity:\n  runAsUser: 1000\n",
+        "# comments\nbase: &b {openshift: true}\nother: *b\n",  # an alias: weighed, then parsed
+        "a: 1\n---\nopenshift: true\n",  # two documents: the first is the values
+        "---\nopenshift: true\n",
+        "- a list first\n---\nopenshift: true\n",  # the values are that list: none
+        "- not a mapping\n",
+        "",
+        "# only comments\n",
+        "a: |\n  text\n\n  more\nb:\n  - x: 1\n    y: [1,\n      2]\n",
+        "a: [unclosed\n",  # not YAML: no defaults, as before
+    ],
+)
+def test_a_charts_defaults_are_its_first_document_however_parsed(text: str) -> None:
+    try:
+        docs = list(yaml.load_all(text, Loader=LOADER))  # noqa: S506 - the safe loader
+    except yaml.YAMLError:
+        docs = []
+    first = docs[0] if docs else {}
+    assert repr(_parse_defaults(text)) == repr(first if isinstance(first, dict) else {})

@@ -23,6 +23,7 @@ from bot.engine.manifests import ManifestError, parse_rendered, pod_templates, t
 from bot.engine.profiles import Profile, check_values_size, load_values, merge_values
 from bot.git.tree import GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.lru import BoundedCache
 from bot.render.base import Renderer, RenderFailure, is_dependency_missing
 from bot.render.cache import CachedRender, CacheKey, RenderCache
 from bot.render.lint import Linted, LintingRenderer, render_and_lint
@@ -52,7 +53,7 @@ def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str
             )
         # Checked before parsing: the parse runs in the reviewing process, outside the sandbox.
         check_values_size(len(data), profile.values_path)
-        values = load_values(data.decode("utf-8", errors="replace"), profile.values_path)
+        values = _parsed_values(entry.oid, data, profile.values_path)
         ids.append(entry.oid)
     if profile.inline is not None:
         values = merge_values(values, profile.inline)
@@ -61,6 +62,24 @@ def profile_values(tree: GitTree, profile: Profile) -> tuple[dict[str, Any], str
         values = profile.override.apply(values)
         ids.append(profile.override.content_id)
     return values, "+".join(ids) or "defaults"
+
+
+def _parsed_values(oid: str, data: bytes, path: str) -> dict[str, Any]:
+    """A values file's mapping, parsed once per blob: each side and each review of a chart reads
+    the same `ci/*-values.yaml` again (a replay, 1,400 times in 200 changes). Read-only: merges
+    and overrides copy what they change (bot/engine/profiles.py)."""
+    found = _VALUES.get(oid)
+    if found is None:
+        found = (load_values(data.decode("utf-8", errors="replace"), path), len(data))
+        _VALUES.put(oid, found)
+    return found[0]
+
+
+# Parsed values files by blob id, weighed by their text (what they parse from, bounded by
+# check_values_size each).
+_VALUES: BoundedCache[str, tuple[dict[str, Any], int]] = BoundedCache(
+    8 * 2**20, lambda entry: 64 + entry[1]
+)
 
 
 def render_profile(

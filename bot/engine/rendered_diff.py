@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import hashlib
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from bot.engine.context import ChartRenders, Rendered
 from bot.engine.diff_noise import alike, comparable
 from bot.engine.manifests import Document
 from bot.engine.yaml.dump import dump_lines
-from bot.lru import BoundedCache, IdentitiesMemo, WeakIdentityMemo
+from bot.lru import IdentitiesMemo, WeakIdentityMemo
 
 log = logging.getLogger(__name__)
 
@@ -268,20 +267,6 @@ def _line(line: str) -> str:
 
 
 def _dump(body: Mapping[str, Any] | None) -> list[str]:
-    if body is None:
-        return []
-    shown = repr(body)
-    if len(shown) < MEMO_MIN_CHARS:
-        return dump_lines(body)
-    # The key is the repr, which tells apart what the dump does (`1`, `1.0`, `true`, key order);
-    # a digest of it, so the key does not weigh what the dump does.
-    key = hashlib.blake2b(shown.encode(), digest_size=20).digest()
-    return list(_DUMPS.get_or_make(key, lambda: tuple(dump_lines(body))))
-
-
-# Large objects' dumps, by content, across reviews: a CRD of 13,000 lines costs ~50 ms to dump, and
-# the base a PR's next push (or a replay's next change) diffs against is the head diffed before.
-MEMO_MIN_CHARS = 20_000
-_DUMPS: BoundedCache[bytes, tuple[str, ...]] = BoundedCache(
-    16 * 2**20, lambda lines: sum(map(len, lines))
-)
+    # Large objects' lines are remembered block by block, by identity, in the dump itself
+    # (bot/engine/yaml/dump.py): a CRD's next version is mostly lines written before.
+    return dump_lines(body) if body is not None else []

@@ -188,3 +188,25 @@ def test_random_documents_are_dumped_as_pyyaml_dumps_them() -> None:
         direct += direct_lines(body) is not None
         assert "".join(dump_lines(body)) == pyyaml(body), body
     assert direct > 300  # the writer's own path is among them, not only PyYAML's
+
+
+def test_a_subtree_written_before_is_reused_only_where_it_stands_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A CRD's next version shares its unchanged blocks with the one before: their lines are
+    # written once, and a shared subtree elsewhere (another indentation, a list's item) is not
+    # taken for them.
+    from bot.engine.yaml import dump
+
+    schema = {f"field{i}": {"type": "string", "description": f"the {i}th"} for i in range(40)}
+    old = {"spec": {"versions": [{"name": "v1", "schema": schema}], "group": "x.io"}}
+    new = {"spec": {"versions": [{"name": "v1", "schema": schema}], "group": "y.io"}}
+    moved = {"deeper": {"spec": {"schema": schema}}, "items": [schema, {"schema": schema}]}
+    assert "".join(dump_lines(old)) == pyyaml(old)
+    written: list[int] = []
+    real = dump._mapping
+    monkeypatch.setattr(dump, "_mapping", lambda v, *a: written.append(id(v)) or real(v, *a))
+    assert "".join(dump_lines(new)) == pyyaml(new)
+    assert id(schema) not in written  # its 120 lines: taken from the first dump
+    assert "".join(dump_lines(moved)) == pyyaml(moved)
+    assert id(schema) in written  # at other indentations: written there

@@ -17,12 +17,13 @@ import contextlib
 import functools
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
 
 from bot.engine.yaml.plain import RESOLVED_MAX_CHARS, reads_as_itself, resolved
+from bot.lru import BoundedCache
 
 # One value a line, however long: a folded line would make a one-word change look like several.
 WIDE = 1 << 20
@@ -69,19 +70,47 @@ def _mapping(value: dict[Any, Any], first: str, indent: str, lines: list[str]) -
         if kind is dict:
             if item:
                 lines.append(head + "\n")
-                _mapping(item, indent + "  ", indent + "  ", lines)
+                _remembered(_mapping, item, indent + "  ", lines)
             else:
                 lines.append(head + " {}\n")
         elif kind is list:
             if item:
                 lines.append(head + "\n")
-                _sequence(item, indent, indent, lines)  # a mapping's list is not indented
+                _remembered(_sequence, item, indent, lines)  # a mapping's list is not indented
             else:
                 lines.append(head + " []\n")
         elif kind is str and "\n" in item:
             _block(head, item, indent, lines)
         else:
             lines.append(f"{head} {_scalar(item)}\n")
+
+
+def _remembered(
+    write: Callable[[Any, str, str, list[str]], None], value: Any, indent: str, lines: list[str]
+) -> None:
+    """`write(value, indent, indent, lines)` (a value under its key), its lines remembered by the
+    value's identity where they are many: an object parsed block by block shares every block
+    whose text did not change with the render before, so a CRD's next version (a few descriptions
+    changed) is mostly lines written already."""
+    hit = _SUBTREES.get(id(value))
+    if hit is not None and hit[0] is value and hit[1] == indent:
+        lines.extend(hit[2])
+        return
+    start = len(lines)
+    write(value, indent, indent, lines)
+    if len(lines) - start >= _SUBTREE_MIN_LINES:
+        _SUBTREES.put(id(value), (value, indent, tuple(lines[start:])))
+
+
+# Written subtrees by identity (each entry holds its value, so no other object takes its id), the
+# least recently used going first past a number of lines in all. A subtree's lines are counted at
+# each level remembered, though its parent's hold the same strings: the bound is of references.
+# A subtree of fewer lines is written again.
+_SUBTREE_MIN_LINES = 64
+_SUBTREE_MAX_LINES = 1_000_000
+_SUBTREES: BoundedCache[int, tuple[Any, str, tuple[str, ...]]] = BoundedCache(
+    _SUBTREE_MAX_LINES, lambda entry: len(entry[2])
+)
 
 
 def _sequence(value: list[Any], first: str, indent: str, lines: list[str]) -> None:

@@ -104,6 +104,26 @@ class _Source:
         for line in self.lines:
             body = line.lstrip(" ")
             self.widths.append(len(line) - len(body) if body and body[0] != "#" else -1)
+        self._next: list[int] | None = None
+
+    def next_at_most(self, i: int) -> int:
+        """The first content line after content line i indented no deeper than it (or the end):
+        where a mapping's or a sequence's next entry may start. The lines between belong to line
+        i's entry; a block a dozen deep is then cut without reading its lines at every level."""
+        if self._next is None:
+            self._next = self._shallower()
+        return self._next[i]
+
+    def _shallower(self) -> list[int]:
+        found = [len(self.lines)] * len(self.lines)
+        open_lines: list[int] = []  # content lines not yet followed by one as shallow
+        for i, width in enumerate(self.widths):
+            if width < 0:
+                continue
+            while open_lines and self.widths[open_lines[-1]] >= width:
+                found[open_lines.pop()] = i
+            open_lines.append(i)
+        return found
 
     def keyed(self, i: int) -> bool:
         """Whether content line i starts with a plain key."""
@@ -115,6 +135,11 @@ class _Source:
         line, width = self.lines[i], self.widths[i]
         self.lines[i] = f"{line[:width]} {line[width + 1 :]}"
         self.widths[i] = width + 2
+        if self._next is not None:  # now deeper: its next line as shallow may come sooner
+            j = i + 1
+            while j < len(self.lines) and not 0 <= self.widths[j] <= width + 2:
+                j = self._next[j] if self.widths[j] >= 0 else j + 1
+            self._next[i] = j
 
     def text(self, lo: int, hi: int) -> str:
         """Lines lo..hi exactly as written, with the line break that ends them (a block scalar's
@@ -173,12 +198,14 @@ def _mapping(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[An
     if depth > MAX_DEPTH:
         raise _Unsure
     starts = []
-    for i in range(lo, hi):
+    i = lo
+    while i < hi:  # content lines no deeper than `indent`: the lines between are entries' own
         width = src.widths[i]
         if width == indent and src.keyed(i):
             starts.append(i)
-        elif 0 <= width < indent:
+        elif width < indent:
             raise _Unsure
+        i = src.next_at_most(i)
     result: dict[Any, Any] = {}
     for start, end in zip(starts, [*starts[1:], hi], strict=True):
         # Assigning in order keeps a repeated key where it first appeared, with its last value:
@@ -237,14 +264,16 @@ def _sequence(src: _Source, lo: int, hi: int, dash: int, depth: int) -> list[dic
     when each item is a block mapping whose first key follows the dash on its line; else None,
     before anything is parsed or changed, so that the caller parses the lines as one leaf."""
     starts = []
-    for i in range(lo, hi):
+    i = lo
+    while i < hi:
         width = src.widths[i]
         if width == dash:
             if _ITEM_RE.match(src.lines[i], dash) is None:
                 return None  # a scalar, flow or nested item, a dash alone, a quoted key, ...
             starts.append(i)
-        elif 0 <= width < dash:
+        elif width < dash:
             return None  # under the sequence's own indentation: not this sequence
+        i = src.next_at_most(i)
     for i in starts:
         src.undash(i)
     ends = [*starts[1:], hi]

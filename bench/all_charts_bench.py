@@ -167,7 +167,10 @@ def peak_rss_mb() -> tuple[float, float, float]:
 def _children() -> list[int]:
     pids: list[int] = []
     for task in Path("/proc/self/task").iterdir():
-        text = (task / "children").read_text() if (task / "children").exists() else ""
+        try:
+            text = (task / "children").read_text()
+        except OSError:
+            continue  # a thread that ended since the listing (a pool's idle worker): none
         pids += [int(p) for p in text.split()]
     return pids
 

@@ -29,12 +29,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
-from bot.gc_thresholds import set_review_thresholds  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
 from bot.render.base import RENDER_WORKERS, Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
 from bot.render.factory import make_renderer  # noqa: E402
 from bot.render.lint import Linted, render_and_lint  # noqa: E402
+from bot.review_process import tune_for_reviews  # noqa: E402
 from checks import REGISTRY  # noqa: E402
 
 PROFILES = ("aks", "eks", "gke", "oc")
@@ -198,7 +198,7 @@ def build_repo(root: Path, charts: int, templates: int) -> None:
 
 
 def main() -> None:
-    set_review_thresholds()  # as the command line does: a review's process
+    tune_for_reviews()  # as the command line does: a review's process
     parser = argparse.ArgumentParser()
     parser.add_argument("--charts", type=int, default=100)
     parser.add_argument("--templates", type=int, default=10)

@@ -53,13 +53,13 @@ from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
 from bot.engine.context import Context  # noqa: E402
 from bot.engine.manifests import clear_parse_cache  # noqa: E402
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
-from bot.gc_thresholds import set_review_thresholds  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
 from bot.lru import clear_all  # noqa: E402
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm  # noqa: E402
 from bot.render.factory import make_renderer
+from bot.review_process import tune_for_reviews  # noqa: E402
 from bot.versions.claims import open_claims  # noqa: E402
 from checks import REGISTRY  # noqa: E402
 from checks.qos.compare import clear_memo  # noqa: E402
@@ -202,7 +202,7 @@ def raw_renders(dirs: list[Path], pool: ThreadPoolExecutor | None = None) -> flo
 
 
 def main() -> None:
-    set_review_thresholds()  # as the command line does: a review's process
+    tune_for_reviews()  # as the command line does: a review's process
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--templates", type=int, default=50)

@@ -40,12 +40,12 @@ from bot.engine.publisher import Publisher
 from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
-from bot.gc_thresholds import set_review_thresholds
 from bot.git.refs import integration_branch
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import parse_api_versions, parse_kube_version
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
+from bot.review_process import tune_for_reviews
 from checks import REGISTRY
 
 EXIT_OK, EXIT_FAILURE, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
@@ -322,7 +322,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    set_review_thresholds()
+    tune_for_reviews()
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))

@@ -46,9 +46,11 @@ from checks import REGISTRY
 log = logging.getLogger(__name__)
 DEFAULT_LAST = 50
 # Changes under review at once. A review is Python in this process (git facts, checks) around
-# renders in the render processes: while one change's checks run, the next one's charts render,
-# so every core works. More would only queue behind the same render pool.
-CHANGES_AT_ONCE = 2
+# renders in the render processes: while one change's checks run, the next ones' charts render, so
+# every core works. Many changes render nothing (their renders are in the shared cache already), so
+# with two under way both were often in their checks, the render processes idle: at three, the
+# time the replay spends beyond its CPU's worth fell by a tenth (bench/replay_bench.py).
+CHANGES_AT_ONCE = 3
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

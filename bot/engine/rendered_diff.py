@@ -8,12 +8,16 @@ prints it for people.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+# difflib's algorithm to the line, compiled: the stdlib's matcher is pure Python, and a CRD whose
+# descriptions a release reworded kept this process busy for ~1 s of a 200-change replay while the
+# render processes waited on it (tests/engine/test_rendered_diff.py holds it to the stdlib's).
+from cydifflib import unified_diff
 
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Rendered
@@ -232,10 +236,11 @@ def _object_diff(
 
 
 def _unified(old: Sequence[str], new: Sequence[str], fromfile: str, tofile: str) -> Iterable[str]:
-    """difflib's unified diff of what lies between the lines both sides start and end with, and
-    their context: difflib matches every line against every other (a CRD's 13,000 lines, where a
-    release changed a few descriptions), and the lines alike at both ends cannot be in a hunk.
-    Hunk headers are dropped (_line), so the lines left out change no line of the diff."""
+    """difflib's unified diff (cydifflib's, the same) of what lies between the lines both sides
+    start and end with, and their context: difflib matches every line against every other (a CRD's
+    13,000 lines, where a release changed a few descriptions), and the lines alike at both ends
+    cannot be in a hunk. Hunk headers are dropped (_line), so the lines left out change no line of
+    the diff."""
     ahead = 0
     for a, b in zip(old, new, strict=False):
         if a != b:
@@ -248,7 +253,7 @@ def _unified(old: Sequence[str], new: Sequence[str], fromfile: str, tofile: str)
         behind += 1
     start = max(0, ahead - CONTEXT_LINES)
     keep = max(0, behind - CONTEXT_LINES)
-    return difflib.unified_diff(
+    return unified_diff(
         old[start : len(old) - keep],
         new[start : len(new) - keep],
         fromfile=fromfile,

@@ -7,18 +7,22 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
-from bot.render.base import RenderFailure, failure_from_message
+from bot.render.base import RENDER_WORKERS, RenderFailure, failure_from_message
 from bot.render.probe import probe_kube_version
 
 _SOURCE_RE = re.compile(r"^# Source: (\S+)\s*$", re.MULTILINE)
 
 
 HELM_CLI_TIMEOUT = 300.0
+# helm processes at once, as many as the sandbox keeps render processes: the engine's render
+# threads outnumber them, to do their Python while Helm works.
+_RUNNING = threading.BoundedSemaphore(RENDER_WORKERS)
 
 
 class HelmCLI:
@@ -46,12 +50,13 @@ class HelmCLI:
             vf.write_text(json.dumps(values))
             command = [self._binary, "template", release, str(chart), "-n", namespace]
             try:
-                proc = subprocess.run(
-                    [*command, "-f", str(vf), *capability_flags(capabilities)],
-                    capture_output=True,
-                    text=True,
-                    timeout=HELM_CLI_TIMEOUT,
-                )
+                with _RUNNING:
+                    proc = subprocess.run(
+                        [*command, "-f", str(vf), *capability_flags(capabilities)],
+                        capture_output=True,
+                        text=True,
+                        timeout=HELM_CLI_TIMEOUT,
+                    )
             except subprocess.TimeoutExpired:
                 raise RenderFailure(
                     f"render exceeded its time limit ({HELM_CLI_TIMEOUT:.0f} s of wall-clock time)"

@@ -305,15 +305,18 @@ def test_a_bad_kube_version_option_is_a_usage_error_naming_it(tmp_path: Path) ->
     )
 
 
-def test_the_command_line_collects_garbage_at_the_reviews_thresholds() -> None:
-    from bot.gc_thresholds import MIDDLE, OLD, YOUNG
+def test_the_command_line_tunes_its_process_for_reviews() -> None:
+    from bot.review_process import MIDDLE, OLD, SWITCH_INTERVAL, YOUNG
 
     # Set by main() itself, so the Action and the App's serve and worker commands get them too.
     code = (
-        "import gc\nfrom bot.cli.main import main\n"
+        "import gc, sys\nfrom bot.cli.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print('thresholds', *gc.get_threshold())"
+        "print('thresholds', *gc.get_threshold())\n"
+        "print('switch', sys.getswitchinterval())"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.splitlines()[-1] == f"thresholds {YOUNG} {MIDDLE} {OLD}"
+    assert proc.stdout.splitlines()[-2] == f"thresholds {YOUNG} {MIDDLE} {OLD}"
     assert YOUNG > 700  # Python's default
+    assert float(proc.stdout.splitlines()[-1].split()[1]) == pytest.approx(SWITCH_INTERVAL)
+    assert SWITCH_INTERVAL < 0.005  # Python's default

@@ -3,9 +3,12 @@ what every release changes left out."""
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Rendered
@@ -315,3 +318,42 @@ def test_an_object_every_profile_renders_alike_is_diffed_once(
     chart = ChartRenders("web", "web", {"a": Rendered("a", (old,))}, {"a": Rendered("a", (again,))})
     rendered_diffs(chart, DiffConfig())
     assert len(made) == 2
+
+
+# Lines as dumps have them: few distinct ones, so that difflib's matcher meets many equal
+# candidates, and a popular one past 1% of 200+ lines (its autojunk rule) where the lists are long.
+_LINES = st.sampled_from(
+    ["spec:\n", "  type: string\n", "  description: a\n", "  description: b\n", "- name: x\n", "\n"]
+)
+
+
+@st.composite
+def _edited(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    old = draw(st.lists(_LINES, max_size=400))
+    new = list(old)
+    for _ in range(draw(st.integers(0, 8))):
+        at = draw(st.integers(0, len(new)))
+        cut = draw(st.integers(0, 5))
+        new[at : at + cut] = draw(st.lists(_LINES, max_size=5))
+    return old, new
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_edited())
+def test_the_compiled_matcher_diffs_as_the_stdlibs(
+    pair: tuple[list[str], list[str]],
+) -> None:
+    """The diff is made with cydifflib, which must say what the stdlib's difflib says, line for
+    line, on what the diff hands it (its junk heuristics included)."""
+    import bot.engine.rendered_diff as rendered_diff
+
+    old, new = pair
+    ours = list(rendered_diff._unified(old, new, fromfile="a/x", tofile="b/x"))
+    real = rendered_diff.unified_diff
+    try:
+        rendered_diff.unified_diff = difflib.unified_diff  # type: ignore[assignment]
+        stdlib = list(rendered_diff._unified(old, new, fromfile="a/x", tofile="b/x"))
+    finally:
+        rendered_diff.unified_diff = real
+    assert ours == stdlib
+    assert (old == new) == (ours == [])

@@ -47,10 +47,12 @@ from bot.render.lint import LintingRenderer
 SIDES = ("base", "head")
 # Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
 _VENDORED: BoundedCache[str, str | None] = BoundedCache(4096)
-# As many threads as render processes. Tried at twice as many (so that a thread waiting on a
-# render another review asked first leaves no process idle): a prometheus-community replay took
-# 10 s more of this process's CPU and a worse ratio to Helm's work.
-_POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="render")
+# Twice as many threads as render processes (which bound the renders under way: the sandbox's pool,
+# the helm binary's semaphore). A thread does Python around its render (the values, the archive,
+# then parsing what came back): with one thread per process, the process sat idle meanwhile. Over a
+# 200-change prometheus-community replay, twice the threads kept the render processes busy 2-4%
+# more of the time for no more CPU in this process (bench/replay_bench.py, alternating runs).
+_POOL = ThreadPoolExecutor(max_workers=2 * RENDER_WORKERS, thread_name_prefix="render")
 # Charts of one review started ahead of the one awaited: twice the workers keeps them all busy when
 # charts have one profile or two, and bounds the archives and values held in flight.
 CHARTS_AHEAD = 2 * RENDER_WORKERS

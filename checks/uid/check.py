@@ -23,7 +23,7 @@ from checks.kit.delta import Issue, compare
 from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
 from checks.uid.access import pod_account
 from checks.uid.admission import Admission, admit
-from checks.uid.profiles import WHY_MARKED, assigned_uid_reason, chart_defaults
+from checks.uid.profiles import WHY_MARKED, assigned_uid_reason, default_flags
 from checks.uid.scc import ROOT
 from checks.uid.suggest import suggest
 
@@ -56,8 +56,8 @@ class Pin:
 def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
     base_defaults, head_defaults = (
-        chart_defaults(ctx.base, chart.path),
-        chart_defaults(ctx.head, chart.path),
+        default_flags(ctx.base, chart.path),
+        default_flags(ctx.head, chart.path),
     )
     base = {p: _issues(ctx.base, chart, r, base_defaults) for p, r in chart.base.items()}
     head = {p: _issues(ctx.head, chart, r, head_defaults) for p, r in chart.head.items()}
@@ -66,7 +66,7 @@ def run(ctx: ChartContext) -> list[Finding]:
 
 
 def _issues(
-    tree: Tree, chart: ChartRenders, rendered: Rendered, defaults: Mapping[str, Any]
+    tree: Tree, chart: ChartRenders, rendered: Rendered, defaults: Mapping[str, bool]
 ) -> list[Issue] | None:
     if rendered.error is not None:
         return None
@@ -171,7 +171,7 @@ def explain(ctx: ChartContext) -> list[str]:
     an SCC the chart grants admits."""
     chart = ctx.chart
     lines = []
-    defaults = chart_defaults(ctx.head, chart.path)
+    defaults = default_flags(ctx.head, chart.path)
     for profile, rendered in sorted(chart.head.items()):
         if rendered.error is None:
             why = assigned_uid_reason(rendered, chart.profiles.get(profile), defaults)

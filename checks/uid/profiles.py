@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,20 +21,24 @@ WHY_MARKED = "is marked `arbitrary_uid` in config"
 WHY_SCC = f"renders a {SCC_KIND}"
 WHY_VALUES = "sets `{key}: true` in its values"
 
-# values.yaml texts remembered: a worker reviews the same few charts again and again.
-_DEFAULTS: BoundedCache[str, Mapping[str, Any]] = BoundedCache(64)
+# values.yaml texts' flags remembered: a worker reviews the same few charts again and again.
+_DEFAULTS: BoundedCache[str, Mapping[str, bool]] = BoundedCache(64)
+# A YAML escape that can spell a letter, or join two lines, in a double-quoted key: where the text
+# has none, a key that lower-cases to `openshift` is written so in the text.
+_SPELLING_ESCAPE = re.compile(r"\\[xuU\r\n\x85\u2028\u2029]")
 
 
 def assigned_uid_reason(
-    rendered: Rendered, spec: ProfileSpec | None, defaults: Mapping[str, Any] | None = None
+    rendered: Rendered, spec: ProfileSpec | None, defaults: Mapping[str, bool] | None = None
 ) -> str | None:
     """Why a profile runs where UIDs are assigned, or None when it does not. `defaults` are the
-    chart's own values.yaml, which a profile's values override key by key."""
+    `openshift_flags` of the chart's own values.yaml, which a profile's values override key by
+    key."""
     if spec is not None and spec.arbitrary_uid:
         return WHY_MARKED
     if any(doc.kind == SCC_KIND for doc in rendered.documents):
         return WHY_SCC
-    flags = {**openshift_flags(defaults or {}), **openshift_flags(rendered.values)}
+    flags = {**(defaults or {}), **openshift_flags(rendered.values)}
     key = next((path for path, on in sorted(flags.items()) if on), None)
     return WHY_VALUES.format(key=key) if key else None
 
@@ -52,11 +57,23 @@ def openshift_flags(values: Mapping[str, Any], prefix: str = "") -> dict[str, bo
     return flags
 
 
-def chart_defaults(tree: Tree, chart: str) -> Mapping[str, Any]:
-    """The chart's values.yaml; empty when it is missing or unreadable (the render reports that).
-    Read-only: the same text gives the same mapping, parsed once."""
+def default_flags(tree: Tree, chart: str) -> Mapping[str, bool]:
+    """The `openshift_flags` of the chart's values.yaml; none when it is missing or unreadable
+    (the render reports that). Read-only: the same text gives the same flags, found once. A text
+    that cannot hold an `openshift` key is not parsed: most charts', kube-prometheus-stack's
+    5,000 lines among them, which a replay otherwise parsed at each of its versions."""
     text = tree.text("values.yaml" if chart in ("", ".") else f"{chart}/values.yaml")
-    return _DEFAULTS.get_or_make(text, lambda: _parse_defaults(text)) if text else {}
+    if not text or not may_hold_openshift(text):
+        return {}
+    return _DEFAULTS.get_or_make(text, lambda: openshift_flags(_parse_defaults(text)))
+
+
+def may_hold_openshift(text: str) -> bool:
+    """Whether a key of the YAML `text` may lower-case to `openshift`. Lower-casing maps each
+    character alone, so such a key written as it reads is found in the lower-cased text; one
+    written otherwise needs an escape (`"\\x6fpenshift"`, a line joined by `\\`), which is
+    looked for."""
+    return OPENSHIFT_KEY in text.lower() or _SPELLING_ESCAPE.search(text) is not None
 
 
 def _parse_defaults(text: str) -> Mapping[str, Any]:

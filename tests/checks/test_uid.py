@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.engine.report import Finding, Severity
 from bot.engine.yaml.loader import LOADER
-from checks.uid.profiles import _parse_defaults
+from checks.uid.profiles import _parse_defaults, may_hold_openshift, openshift_flags
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 WEB = "Deployment/default/release-web"
@@ -271,3 +273,71 @@ def test_a_charts_defaults_are_its_first_document_however_parsed(text: str) -> N
         docs = []
     first = docs[0] if docs else {}
     assert repr(_parse_defaults(text)) == repr(first if isinstance(first, dict) else {})
+
+
+# Keys that lower-case to `openshift`, however YAML spells them: as they read, in any case,
+# quoted, complex, anchored, and through escapes of every kind and a line joined by a backslash.
+_SPELLINGS = [
+    "openshift: true\n",
+    "OpenShift: true\n",
+    "app:\n  OPENSHIFT: {enabled: true}\n",
+    "'openShift': true\n",
+    '"openshift": true\n',
+    "? openshift\n: true\n",
+    "a: &k openshift\n*k : true\n",
+    '"\\x6fpenshift": true\n',
+    '"\\u004Fpenshift": true\n',
+    '"\\U0000006fpenshift": true\n',
+    '? "open\\\n  shift"\n: true\n',
+    '? "open\\\r\n  shift"\n: true\n',
+    '? "open\\\u2028  shift"\n: true\n',
+    '{"opens\\x68ift": true}\n',
+]
+
+
+@pytest.mark.parametrize("text", _SPELLINGS)
+def test_every_spelling_of_an_openshift_key_is_looked_at(text: str) -> None:
+    """values.yaml is parsed for the uid check only where it may hold an `openshift` key: each of
+    these does, and is."""
+    assert openshift_flags(_parse_defaults(text)), text  # the spelling does make such a key
+    assert may_hold_openshift(text)
+
+
+@st.composite
+def _spelled(draw: st.DrawFn) -> str:
+    """A double-quoted key that reads `openshift` in some case, its letters maybe escaped, maybe
+    split across lines by a backslash; or another key spelled so."""
+    word = draw(st.sampled_from(["openshift", "openshift", "enabled", "oc"]))
+    escaping = draw(st.booleans())
+    out = []
+    for char in word:
+        code = ord(draw(st.sampled_from([char, char.upper()])))
+        form = draw(st.sampled_from(["x", "u", "U"])) if escaping and draw(st.booleans()) else ""
+        out.append(
+            {"": chr(code), "x": f"\\x{code:02x}", "u": f"\\u{code:04X}"}.get(
+                form, f"\\U{code:08x}"
+            )
+        )
+        if draw(st.integers(0, 5)) == 0:
+            out.append("\\\n    ")
+    return '"' + "".join(out) + '"'
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_spelled(), min_size=1, max_size=3, unique=True), st.booleans())
+def test_a_key_that_may_be_openshift_is_never_missed(keys: list[str], nested: bool) -> None:
+    text = "".join(f"? {k}\n: true\n" for k in keys)  # complex keys: they may span lines
+    if nested:
+        text = "app:\n" + "".join(f"  {line}\n" for line in text.splitlines())
+    try:
+        flags = openshift_flags(_parse_defaults(text))
+    except RecursionError:
+        return
+    if flags:
+        assert may_hold_openshift(text)
+
+
+def test_a_values_file_without_the_word_is_not_parsed_for_it() -> None:
+    text = "image:\n  repository: nginx  # see https://example.com/a\\b\nopen: shift\n"
+    assert not may_hold_openshift(text)
+    assert may_hold_openshift(text.replace("open: shift", "# OpenShift only"))

@@ -51,6 +51,10 @@ DEFAULT_LAST = 50
 # with two under way both were often in their checks, the render processes idle: at three, the
 # time the replay spends beyond its CPU's worth fell by a tenth (bench/replay_bench.py).
 CHANGES_AT_ONCE = 3
+# Changes handed to the pool beyond those under way, so that a thread freed by a quick change takes
+# the next at once instead of waiting for the oldest, slow one to be yielded (its rows wait, in
+# order, with their reports: a bounded few).
+CHANGES_QUEUED = CHANGES_AT_ONCE
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -151,7 +155,7 @@ def reviewed_in_order(
         for change in changes:
             review = partial(review_change, engine, change, charts, values, offline)
             window.append(pool.submit(review))
-            if len(window) > CHANGES_AT_ONCE:
+            if len(window) > CHANGES_AT_ONCE + CHANGES_QUEUED:
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()

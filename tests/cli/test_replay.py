@@ -7,7 +7,9 @@ import os
 import pty
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -165,3 +167,40 @@ def test_a_set_helm_cannot_parse_exits_2_naming_it(g: GitBuilder) -> None:
     proc = cli("replay", "--repo", str(g.path), "--set", "a.b=1,c")
     assert proc.returncode == 2
     assert proc.stderr.strip() == "chart-review: error: --set 'a.b=1,c': key \"c\" has no value"
+
+
+class _FirstChangeWaits:
+    """The engine seam of `reviewed_in_order`: the first change's review waits until every change
+    the replay may hand out ahead of it is under way, as a slow change's does while quick ones
+    behind it finish."""
+
+    def __init__(self, others: int) -> None:
+        self.others = others
+        self.started: list[str] = []
+        self.lock = threading.Lock()
+        self.all_under_way = threading.Event()
+
+    def review(self, inp: Any) -> Any:
+        with self.lock:
+            self.started.append(inp.head)
+            if len(self.started) == self.others + 1:
+                self.all_under_way.set()
+        if inp.head == "c0":
+            assert self.all_under_way.wait(10), f"only {self.started} started"
+        return SimpleNamespace(report=None)
+
+
+def test_a_slow_change_holds_back_no_thread_and_rows_stay_in_order() -> None:
+    from bot.cli.replay import CHANGES_AT_ONCE, CHANGES_QUEUED, reviewed_in_order
+    from bot.git.history import MergedChange
+
+    changes = [
+        MergedChange(f"c{n}", f"change {n}", 0, n, "squash", f"b{n}", f"c{n}", ())
+        for n in range(CHANGES_AT_ONCE + CHANGES_QUEUED + 2)
+    ]
+    # Every change but the first that can be handed out before the first is yielded.
+    engine = _FirstChangeWaits(CHANGES_AT_ONCE + CHANGES_QUEUED - 1)
+    rows = list(reviewed_in_order(engine, changes, ()))  # type: ignore[arg-type]
+    assert [r.change.commit for r in rows] == [c.commit for c in changes]
+    assert engine.all_under_way.is_set()
+    assert CHANGES_QUEUED > 0

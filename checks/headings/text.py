@@ -18,6 +18,17 @@ HELM_OPEN_RE = re.compile(r"^\s*\{\{-?\s*/\*")
 HELM_CLOSE_RE = re.compile(r"\*/\s*-?\}\}")
 HTML_OPEN_RE = re.compile(r"^\s*<!--")
 HTML_CLOSE_RE = re.compile(r"-->")
+# The same openers and closers searched for in a whole text (block_comment_lines): where a line's
+# own pattern allows any space, one searched across lines allows any but a line break.
+_ONE_LINE_SPACE = r"[^\S\n]"
+_ANY_OPEN_RE = re.compile(
+    "(?m)(?P<helm>"
+    + HELM_OPEN_RE.pattern.replace(r"\s", _ONE_LINE_SPACE)
+    + ")|"
+    + HTML_OPEN_RE.pattern.replace(r"\s", _ONE_LINE_SPACE)
+)
+_HELM_CLOSE_LINE_RE = re.compile(HELM_CLOSE_RE.pattern.replace(r"\s", _ONE_LINE_SPACE))
+_HTML_CLOSE_LINE_RE = re.compile(HTML_CLOSE_RE.pattern.replace(r"\s", _ONE_LINE_SPACE))
 # What stands before `/*` and `<!--` on a line that opens a block comment.
 _HELM_OPENING_RE = re.compile(r"\s*\{\{-?\s*")
 _SPACE_RE = re.compile(r"\s*")
@@ -158,12 +169,36 @@ def lines_stand_alone(text: str, markdown: bool) -> bool:
     alone (str.splitlines also cuts at carriage returns, NEL, U+2028...). Then the lines a diff
     touches are read without the rest of the file: a values.yaml of 6,000 lines costs ~60 ms read
     whole."""
-    if markdown or _odd_breaks(text):
+    if markdown or odd_breaks(text):
         return False
     return not _opens_at(text, "/*", _HELM_OPENING_RE) and not _opens_at(text, "<!--", _SPACE_RE)
 
 
-def _odd_breaks(text: str) -> bool:
+def block_comment_lines(text: str) -> list[tuple[int, int]]:
+    """The lines of each block comment comment_bodies reads in a text that is not Markdown, one
+    opened and closed on a line included: (first, last) 0-based line indexes, in order. Found by
+    searching for openers and closers, not line by line; the text's lines are cut at `\n` alone
+    (no odd_breaks)."""
+    spans: list[tuple[int, int]] = []
+    line, at, pos = 0, 0, 0  # `line` is the index of the line that starts at `at`
+    while (opened := _ANY_OPEN_RE.search(text, pos)) is not None:
+        line += text.count("\n", at, opened.start())
+        closer = _HELM_CLOSE_LINE_RE if opened.group("helm") else _HTML_CLOSE_LINE_RE
+        closed = closer.search(text, opened.end())
+        if closed is None:  # open to the end of the text
+            spans.append((line, line + text.count("\n", opened.start()) - text.endswith("\n")))
+            break
+        last = line + text.count("\n", opened.start(), closed.start())
+        spans.append((line, last))
+        # The rest of the line that closes a block is not read for another.
+        end = text.find("\n", closed.end())
+        if end < 0:
+            break
+        line, at, pos = last + 1, end + 1, end + 1
+    return spans
+
+
+def odd_breaks(text: str) -> bool:
     if any(c in text for c in "\r\x0b\x0c\x1c\x1d\x1e"):
         return True
     return not text.isascii() and any(c in text for c in "\x85\u2028\u2029")

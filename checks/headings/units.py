@@ -4,6 +4,7 @@ blanked, so that only what refers is left."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
@@ -12,6 +13,7 @@ from checks.headings.refs import Unit, blank, parse_unit
 from checks.headings.text import (
     ATX_RE,
     MAX_MEMO_CHARS,
+    block_comment_lines,
     caps_heading_span,
     collapse,
     comment_bodies,
@@ -21,6 +23,7 @@ from checks.headings.text import (
     is_markdown,
     line_comment,
     lines_stand_alone,
+    odd_breaks,
 )
 
 # Files read as prose: every line of a paragraph counts, not only comments.
@@ -36,6 +39,8 @@ def file_units(path: str, text: str, wanted: frozenset[int] | None = None) -> li
     markdown, prose = is_markdown(path), path.lower().endswith(PROSE_SUFFIXES)
     if wanted is not None and not prose and lines_stand_alone(text, markdown):
         pieces = _wanted_code_pieces(text.splitlines(), wanted)
+    elif wanted is not None and not prose and not markdown and not odd_breaks(text):
+        pieces = _wanted_stretch_pieces(text, wanted)
     else:
         pieces = _pieces(markdown, prose, text)
     units = []
@@ -74,6 +79,43 @@ def _wanted_code_pieces(lines: list[str], wanted: frozenset[int]) -> tuple[Piece
         blocks.append((lo, tuple(_blanked(lines[j], bodies[j] or "") for j in range(lo, hi)), True))
         covered = hi
     return (*blocks, *code)
+
+
+def _wanted_stretch_pieces(text: str, wanted: frozenset[int]) -> tuple[Piece, ...]:
+    """The pieces _code_pieces cuts that hold a wanted line, in its order, where block comments
+    tie lines together (a template's `{{/* */}}`): each wanted line's stretch is cut alone, a
+    stretch running between two empty lines that no block comment holds. Nothing carries across
+    such a line (it ends any run of comment lines, and no block is open there), so a stretch cuts
+    as it does in the whole file."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()  # as str.splitlines: a final line break ends a line, it starts none
+    spans = block_comment_lines(text)
+    starts = [first for first, _ in spans]
+
+    def free(i: int) -> bool:  # an empty line outside every block comment
+        if lines[i]:
+            return False
+        k = bisect.bisect_right(starts, i) - 1
+        return k < 0 or spans[k][1] < i
+
+    comments: list[Piece] = []
+    code: list[Piece] = []
+    done = -1  # the last line of the stretches cut so far
+    for i in sorted(n - 1 for n in wanted if 0 < n <= len(lines)):
+        if i <= done or free(i):
+            continue  # in a stretch cut already, or a line no piece holds
+        lo, hi = i, i
+        while lo > 0 and not free(lo - 1):
+            lo -= 1
+        while hi + 1 < len(lines) and not free(hi + 1):
+            hi += 1
+        # Each line ended by its break: a stretch may end in empty lines, which splitlines keeps.
+        stretch = "".join(line + "\n" for line in lines[lo : hi + 1])
+        for start, block, bare in _pieces(False, False, stretch):
+            (comments if bare else code).append((lo + start, block, bare))
+        done = hi
+    return (*comments, *code)
 
 
 def _blanked(line: str, body: str) -> str:

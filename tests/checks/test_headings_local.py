@@ -4,6 +4,7 @@ hold a heading), where checks/headings/text.py's lines_stand_alone lets them."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,13 @@ LINES = [
     *("# See “UPGRADE NOTES” in README.md", "#   ", "x: y # TRAILING COMMENT HERE", "\t# tab"),
 ]
 DEPENDENT = ["{{/* BLOCK HEADING ONE", "*/}}", "  {{- /* x */ -}}", "<!-- NOTE HERE -->", "<!--"]
+# Block comments of every shape: banners, starred lines, one-line ones, openers inside a block,
+# a block opened after another closes on its line, a closer cut by a line break, underlines.
+BLOCKS = [
+    *("{{/*", "  * STARRED HEADING LINE", " * see “BLOCK HEADING ONE” in x.tpl", "*/ -}}", "}}"),
+    *("{{- /* ONE LINE HEADING HERE */ -}}", "*/}} {{/* AFTER CLOSE", "  {{/* NESTED OPEN", "-->"),
+    *("<!-- HTML BANNER TEXT", "===", "---", "   ", "*/", "{{/* x */}} {{/* y", "  {{-/* z */}}"),
+]
 BREAKS = ["\r", "\x85", "\u2028", "\x0c"]
 PATHS = ["values.yaml", "templates/x.tpl", "run.sh", "README.md", "notes.txt"]
 
@@ -55,6 +63,42 @@ def whole_file_units(path: str, text: str, wanted: frozenset[int]) -> list[Unit]
 def test_the_wanted_lines_units_are_the_whole_files(case: tuple[str, str, frozenset[int]]) -> None:
     path, text, wanted = case
     assert file_units(path, text, wanted) == whole_file_units(path, text, wanted)
+
+
+@st.composite
+def _template(draw: st.DrawFn) -> tuple[str, str, frozenset[int]]:
+    """Templates and scripts whose block comments tie their lines together, longer."""
+    lines = draw(st.lists(st.sampled_from(LINES + DEPENDENT + BLOCKS * 2), max_size=60))
+    text = "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n"]))
+    wanted = draw(st.frozensets(st.integers(0, len(lines) + 2), max_size=8))
+    return draw(st.sampled_from(["templates/x.tpl", "run.sh", "values.yaml"])), text, wanted
+
+
+@settings(max_examples=800, deadline=None, database=None, print_blob=True)
+@given(_template())
+def test_a_templates_wanted_lines_with_block_comments_are_the_whole_files(
+    case: tuple[str, str, frozenset[int]],
+) -> None:
+    path, text, wanted = case
+    assert file_units(path, text, wanted) == whole_file_units(path, text, wanted)
+
+
+def test_a_template_with_block_comments_is_cut_by_the_stretches_it_touches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    block = "{{/*\nHELPER NAME HERE\nsee “OTHER HELPER” in _helpers.tpl\n*/}}\n"
+    code = "".join(f"key{n}: value  # see README.md\n" for n in range(400))
+    text = block + "\n" + code + "\n" + block.replace("OTHER", "THIRD") + "\n" + code
+    cut: list[str] = []
+    real = units._cut
+    monkeypatch.setattr(units, "_cut", lambda m, p, t: cut.append(t) or real(m, p, t))
+    wanted = frozenset({3, 408})  # in the first block comment, and in the second
+    assert file_units("templates/x.tpl", text, wanted) == whole_file_units(
+        "templates/x.tpl", text, wanted
+    )
+    *stretches, whole = cut
+    assert whole == text  # whole_file_units's
+    assert stretches == [block, block.replace("OTHER", "THIRD")]
 
 
 @settings(max_examples=400, deadline=None, database=None, print_blob=True)

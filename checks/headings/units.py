@@ -83,28 +83,30 @@ def _wanted_code_pieces(lines: list[str], wanted: frozenset[int]) -> tuple[Piece
 
 def _wanted_stretch_pieces(text: str, wanted: frozenset[int]) -> tuple[Piece, ...]:
     """The pieces _code_pieces cuts that hold a wanted line, in its order, where block comments
-    tie lines together (a template's `{{/* */}}`): each wanted line's stretch is cut alone, a
-    stretch running between two empty lines that no block comment holds. Nothing carries across
-    such a line (it ends any run of comment lines, and no block is open there), so a stretch cuts
-    as it does in the whole file."""
+    tie lines together (a template's `{{/* */}}`): a wanted comment line is cut with the stretch of
+    comment lines around it, up to the lines outside every block comment that hold none. Nothing
+    carries across such a line (it ends a run of comment lines, no block is open there, and it is
+    a piece of code alone), so a stretch cuts as it does in the whole file."""
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()  # as str.splitlines: a final line break ends a line, it starts none
     spans = block_comment_lines(text)
     starts = [first for first, _ in spans]
 
-    def free(i: int) -> bool:  # an empty line outside every block comment
-        if lines[i]:
-            return False
+    def free(i: int) -> bool:  # outside every block comment, and no comment line
         k = bisect.bisect_right(starts, i) - 1
-        return k < 0 or spans[k][1] < i
+        return (k < 0 or spans[k][1] < i) and line_comment(lines[i]) is None
 
     comments: list[Piece] = []
     code: list[Piece] = []
     done = -1  # the last line of the stretches cut so far
     for i in sorted(n - 1 for n in wanted if 0 < n <= len(lines)):
-        if i <= done or free(i):
-            continue  # in a stretch cut already, or a line no piece holds
+        if i <= done:
+            continue
+        if free(i):
+            if lines[i]:
+                code.append((i, (lines[i],), False))
+            continue
         lo, hi = i, i
         while lo > 0 and not free(lo - 1):
             lo -= 1
@@ -115,7 +117,7 @@ def _wanted_stretch_pieces(text: str, wanted: frozenset[int]) -> tuple[Piece, ..
         for start, block, bare in _pieces(False, False, stretch):
             (comments if bare else code).append((lo + start, block, bare))
         done = hi
-    return (*comments, *code)
+    return (*comments, *sorted(code))
 
 
 def _blanked(line: str, body: str) -> str:

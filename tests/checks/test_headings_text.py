@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from checks.headings.refs import FileRef, Reference, references
+from checks.headings.refs import SECTION_BEFORE_RE, FileRef, Reference, _section_before, references
 from checks.headings.text import Heading, comment_bodies, comment_heading, find_headings
 from checks.headings.units import file_units, prose_units
 
@@ -231,3 +233,26 @@ def test_the_units_kept_for_a_text_are_filtered_by_each_ask_for_its_lines() -> N
 def test_lines_that_cannot_open_a_comment_are_none_and_block_comments_still_span() -> None:
     text = "a: 1\n{{/* FIRST LINE\n  still inside */}}\n  <!-- x -->\nb: 2 # trailing\n"
     assert comment_bodies(text) == [None, " FIRST LINE", "  still inside ", "x", None]
+
+
+_BEFORE_PIECES = ["section", "Section", "SECTION", "ſection", "heading", "HEADING", "§", " ", "\t"]
+_BEFORE_PIECES += ["sub", "x", "_", "-", "(", "é", "1", "see the", "sections"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_BEFORE_PIECES), max_size=8))
+def test_a_section_named_before_a_quote_is_found_from_the_lines_end_alone(
+    pieces: list[str],
+) -> None:
+    """Whether the words before a quote name a section is read from their end (a dashboard's JSON
+    line quotes hundreds of strings), and says what the pattern says of the whole line."""
+    before = "".join(pieces)
+    assert _section_before(before) == (SECTION_BEFORE_RE.search(before) is not None)
+
+
+def test_a_dashboards_line_of_quoted_strings_is_one_unit_quoting_no_heading() -> None:
+    """A generated dashboard's JSON is one line of thousands of quoted strings (each quote's
+    section words are looked for before it alone): `"Panel 7 section"` is a title, no heading."""
+    line = '{"panels": [' + ", ".join(f'{{"title": "Panel {n} section"}}' for n in range(3000)) + "]}"
+    (unit,) = file_units("templates/dashboard.yaml", line + "\n", frozenset({1}))
+    assert unit.first_line == 1 and not unit.mentions

@@ -243,11 +243,6 @@ class Engine:
         starts = (partial(start_chart, s, settings) for s in sources)
         pending: list[PendingChart] = []
         for chart in renders_in_order(starts):
-            if not pending:
-                # Every file of both sides, which the headings check reads, listed while the charts
-                # render: not before, where nothing waits on it (the charts list only their own).
-                for tree in (base_tree, head_tree):
-                    _GIT_POOL.submit(tree.paths)
             pending.append(chart)
             if inp.progress is not None:
                 inp.progress(len(pending), len(sources), chart.source.path)

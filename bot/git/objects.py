@@ -26,6 +26,10 @@ class Tree(Protocol):
         """Every file path under `prefix` (a directory; "" for the whole tree), sorted."""
         ...
 
+    def is_file(self, path: str) -> bool:
+        """Whether `paths()` lists `path`, asked without listing the tree."""
+        ...
+
     def dirs_with(self, name: str) -> tuple[str, ...]:
         """The directories holding a file named `name` ("." for the root), sorted."""
         ...

@@ -50,6 +50,9 @@ class Subtree:
         return found
 
     def _content_id(self, path: str) -> str | None:
+        return readable(self._entry(path))
+
+    def _entry(self, path: str) -> Entry | None:
         if not path.startswith(self._lead) or self.tree_id is None:
             return None
         *dirs, name = path[len(self._lead) :].split("/")
@@ -57,7 +60,11 @@ class Subtree:
         for part in dirs:
             entry = self.repo.level(tree).get(part) if tree else None
             tree = entry.oid if entry is not None and entry.kind == "tree" else None
-        return readable(self.repo.level(tree).get(name)) if tree else None
+        return self.repo.level(tree).get(name) if tree else None
+
+    def is_file(self, path: str) -> bool:
+        entry = self._entry(path)
+        return entry is not None and entry.kind != "tree"
 
     def changed_since(self, base_tree: str | None) -> tuple[str, ...]:
         """The files under the directory that differ from `base_tree` (the directory's tree on the

@@ -109,6 +109,12 @@ class GitTree:
         entry = self.entry(directory)  # its parent, walked the same way (and remembered)
         return self.repo.level(entry.oid) if entry is not None and entry.kind == "tree" else None
 
+    def is_file(self, path: str) -> bool:
+        """Whether `paths()` lists `path`: an entry that is no directory (a submodule's counts),
+        found by walking its directories alone."""
+        entry = self.entry(path)
+        return entry is not None and entry.kind != "tree"
+
     def read(self, path: str) -> bytes | None:
         oid = readable(self.entry(path))
         return None if oid is None else self.repo.blob(oid)

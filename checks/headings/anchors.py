@@ -71,7 +71,7 @@ def target_path(files: TreeFiles, link: AnchorLink, source: str) -> str | None:
     """The file a local link leads to: its path, or for a bare `README.md#x` mention the one file
     that name may mean (none when several may)."""
     if not link.bare:
-        return link.path if link.path in files.paths else None
+        return link.path if files.has(link.path) else None
     candidates = files.candidates(link.path, source)
     return candidates[0] if len(candidates) == 1 else None
 
@@ -108,7 +108,7 @@ def _judge_linked(resolver: Resolver, added: Added, out: AnchorOutcome) -> None:
     if not isinstance(tree, LinkedTree):
         out.unchecked.append(f"{link.written} ({added.where}): {tree}")
         return
-    if link.path not in tree.files.paths:
+    if not tree.files.has(link.path):
         out.unchecked.append(f"{link.written} ({added.where}): no file {label}{tree.where}")
         return
     anchors = tree.files.anchors(link.path)
@@ -148,7 +148,7 @@ def _broken_at_base(
     if change is None:
         return False
     text = readable_text(base.tree, change.old_path or change.path)
-    if text is None or link.written not in text or path not in base.paths:
+    if text is None or link.written not in text or not base.has(path):
         return False
     return find_anchor(base.anchors(path), link.anchor) is None
 

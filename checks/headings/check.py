@@ -18,7 +18,7 @@ from bot.engine.check import Check
 from bot.engine.context import Context
 from bot.engine.report import Finding
 from checks.headings.anchors import review_anchors
-from checks.headings.files import TreeFiles, readable_text, tree_paths
+from checks.headings.files import TreeFiles, readable_text
 from checks.headings.messages import (
     AS_TEXT,
     CHECK_NAME,
@@ -127,14 +127,13 @@ def _contains(quote: str, heading: str) -> bool:
 
 
 def _references(ctx: Context, head: TreeFiles) -> Iterator[Seen]:
-    base_paths = tree_paths(ctx.base)
     for change in ctx.changes:
         text = readable_text(ctx.head, change.path) if change.added_lines else None
         if change.status == "D" or text is None:
             continue
 
         def keep(file: FileRef, at: str = change.path) -> bool:
-            return bool(file.repo or head.candidates(file.path, at) or file.path in base_paths)
+            return bool(file.repo or head.candidates(file.path, at) or ctx.base.is_file(file.path))
 
         for unit in file_units(change.path, text, change.added_lines):
             for ref in references(unit, keep, change.added_lines):

@@ -58,33 +58,47 @@ class TreeFiles:
 
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
-        self.paths = tree_paths(tree)
-        # Built on the first ask for a name that is no path of the tree: many reviews make none.
-        self._by_basename: dict[str, list[str]] | None = None
+        # The files of each basename asked for (a name that is no path of the tree).
+        self._by_basename: dict[str, tuple[str, ...]] = {}
         self._headings: dict[str, tuple[Heading, ...]] = {}
         self._anchors: dict[str, tuple[Anchor, ...]] = {}
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """Every file of the tree, listed on the first ask: a review whose references name files by
+        their paths (or name none) asks `has` alone, and a listing of a 3,000-file tree, new at
+        every change of a replay, cost more than the rest of the check."""
+        return tree_paths(self.tree)
+
+    def has(self, path: str) -> bool:
+        """Whether `path` is in `paths`, asked without listing the tree."""
+        return self.tree.is_file(path)
 
     def candidates(self, name: str, from_path: str | None = None) -> tuple[str, ...]:
         """The files `name` may mean: the repository path, else the path relative to the file that
         wrote it, else every file with that basename (or path suffix)."""
-        if name in self.paths:
+        if self.has(name):
             return (name,)
         if from_path is not None:
             relative = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), name))
-            if relative in self.paths:
+            if self.has(relative):
                 return (relative,)
-        same_name = self._basenames().get(posixpath.basename(name), [])
+        same_name = self._named(posixpath.basename(name))
         if "/" not in name:
-            return tuple(same_name)
+            return same_name
         # A path ending in `/a/b.md` is named `b.md`: the basename narrows, the suffix decides.
         return tuple(p for p in same_name if p.endswith("/" + name))
 
-    def _basenames(self) -> dict[str, list[str]]:
-        if self._by_basename is None:
-            self._by_basename = {}
-            for path in sorted(self.paths):
-                self._by_basename.setdefault(posixpath.basename(path), []).append(path)
-        return self._by_basename
+    def _named(self, basename: str) -> tuple[str, ...]:
+        """Every file called `basename`, sorted: from the directories holding one, which git
+        remembers by tree id (a replay's next commit reads only the directories it changed), not
+        from a listing of every file."""
+        found = self._by_basename.get(basename)
+        if found is None:
+            dirs = self.tree.dirs_with(basename) if basename else ()
+            found = tuple(sorted(basename if d == "." else f"{d}/{basename}" for d in dirs))
+            self._by_basename[basename] = found
+        return found
 
     def headings(self, path: str) -> tuple[Heading, ...]:
         if path not in self._headings:

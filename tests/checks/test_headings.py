@@ -438,3 +438,30 @@ def test_past_the_configured_cap_a_linked_repository_is_not_asked_for(
     assert findings[2].message.endswith(
         ": not checked: more than 1 linked repositories in one review."
     )
+
+
+def test_references_by_path_and_by_basename_list_no_tree_whole(
+    tmp_path: Path, make_ctx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reference names a file by its path, relative to the file that writes it, or by its
+    basename: each is found by walking directories (the basename's through the directories git
+    remembers by tree id), not by listing every file of a 3,000-file tree at each new commit."""
+    g = chart_repo(tmp_path / "r")
+    for n in range(40):
+        g.write(f"docs/d{n}/page.md", f"# Page {n}\n")
+    g.write("api/values.yaml", "# SINGLE REPLICA — leader election is off.\nreplicas: 1\n")
+    g.commit("docs").branch("pr")
+    g.write(
+        "client/templates/job.yaml",
+        f'# see "READINESS ONLY" in {JOBS}\n# and “SINGLE REPLICA” in values.yaml\nkind: Job\n',
+    )
+    listed: list[str] = []
+    real = GitRepo.file_paths_under
+    monkeypatch.setattr(
+        GitRepo, "file_paths_under", lambda self, t, lead="": listed.append(lead) or real(self, t, lead)
+    )
+    ctx = make_ctx(g.commit("a job"))
+    outcome = explain(ctx)
+    assert any("READINESS ONLY" in line and line.startswith("resolved") for line in outcome)
+    assert any("SINGLE REPLICA" in line and "api/values.yaml" in line for line in outcome)
+    assert "" not in listed  # no listing of a whole tree

@@ -38,6 +38,9 @@ class DictTree:
         start = f"{prefix.rstrip('/')}/" if prefix else ""
         return tuple(sorted(p for p in self._files if p.startswith(start)))
 
+    def is_file(self, path: str) -> bool:
+        return path in self._files
+
     def dirs_with(self, name: str) -> tuple[str, ...]:
         held = {p.rpartition("/")[0] or "." for p in self._files if p.rpartition("/")[2] == name}
         return tuple(sorted(held))

@@ -58,8 +58,8 @@ class TreeFiles:
 
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
-        # The files of each basename asked for (a name that is no path of the tree).
-        self._by_basename: dict[str, tuple[str, ...]] = {}
+        # Built on the first ask for a name that is no path of the tree: many reviews make none.
+        self._by_basename: dict[str, tuple[str, ...]] | None = None
         self._headings: dict[str, tuple[Heading, ...]] = {}
         self._anchors: dict[str, tuple[Anchor, ...]] = {}
 
@@ -90,15 +90,15 @@ class TreeFiles:
         return tuple(p for p in same_name if p.endswith("/" + name))
 
     def _named(self, basename: str) -> tuple[str, ...]:
-        """Every file called `basename`, sorted: from the directories holding one, which git
-        remembers by tree id (a replay's next commit reads only the directories it changed), not
-        from a listing of every file."""
-        found = self._by_basename.get(basename)
-        if found is None:
-            dirs = self.tree.dirs_with(basename) if basename else ()
-            found = tuple(sorted(basename if d == "." else f"{d}/{basename}" for d in dirs))
-            self._by_basename[basename] = found
-        return found
+        """Every file called `basename`, sorted: from an index of the tree's listing, made on the
+        first ask (directories git remembers by name cost more, a name at a time: a template's
+        comments name dozens of path-like things, `app.kubernetes.io` among them)."""
+        if self._by_basename is None:
+            index: dict[str, list[str]] = {}
+            for path in sorted(self.paths):
+                index.setdefault(posixpath.basename(path), []).append(path)
+            self._by_basename = {name: tuple(paths) for name, paths in index.items()}
+        return self._by_basename.get(basename, ())
 
     def headings(self, path: str) -> tuple[Heading, ...]:
         if path not in self._headings:

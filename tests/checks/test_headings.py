@@ -440,12 +440,12 @@ def test_past_the_configured_cap_a_linked_repository_is_not_asked_for(
     )
 
 
-def test_references_by_path_and_by_basename_list_no_tree_whole(
+def test_references_by_path_list_no_tree_whole(
     tmp_path: Path, make_ctx, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A reference names a file by its path, relative to the file that writes it, or by its
-    basename: each is found by walking directories (the basename's through the directories git
-    remembers by tree id), not by listing every file of a 3,000-file tree at each new commit."""
+    """A reference that names a file by its path, or relative to the file that writes it, is
+    found by walking directories, not by listing every file of a 3,000-file tree at each new
+    commit; a basename alone lists the tree, once."""
     g = chart_repo(tmp_path / "r")
     for n in range(40):
         g.write(f"docs/d{n}/page.md", f"# Page {n}\n")
@@ -453,15 +453,20 @@ def test_references_by_path_and_by_basename_list_no_tree_whole(
     g.commit("docs").branch("pr")
     g.write(
         "client/templates/job.yaml",
-        f'# see "READINESS ONLY" in {JOBS}\n# and “SINGLE REPLICA” in values.yaml\nkind: Job\n',
+        f'# see "READINESS ONLY" in {JOBS}\n'
+        '# and "ROLLBACK ON THE DEGRADED PATH" in jobs-manager-deployment.yaml\nkind: Job\n',
     )
     listed: list[str] = []
     real = GitRepo.file_paths_under
     monkeypatch.setattr(
         GitRepo, "file_paths_under", lambda self, t, lead="": listed.append(lead) or real(self, t, lead)
     )
-    ctx = make_ctx(g.commit("a job"))
-    outcome = explain(ctx)
-    assert any("READINESS ONLY" in line and line.startswith("resolved") for line in outcome)
-    assert any("SINGLE REPLICA" in line and "api/values.yaml" in line for line in outcome)
+    outcome = explain(make_ctx(g.commit("a job")))
+    resolved = [line for line in outcome if line.startswith("resolved")]
+    assert any("READINESS ONLY" in line for line in resolved)
+    assert any("ROLLBACK ON THE DEGRADED PATH" in line for line in resolved)
     assert "" not in listed  # no listing of a whole tree
+    g.write("client/templates/job.yaml", '# and “SINGLE REPLICA” in values.yaml\nkind: Job\n')
+    outcome = explain(make_ctx(g.commit("by basename")))
+    assert any("SINGLE REPLICA" in line and "api/values.yaml" in line for line in outcome)
+    assert listed.count("") == 1  # the head's, for its basenames

@@ -11,8 +11,8 @@ The GIL's switch interval. A render process waits on this process between two re
 that asked must take the GIL back to read the reply and send the next request. While a review's
 checks hold the GIL, a waiting thread gets it only when the interval runs out, 5 ms by default,
 about what a render takes, so a render process sat idle for much of its turn. At 1 ms the render
-processes of a 200-change replay were busy 3-5% more of the time, and this process spent no more
-CPU (bench/replay_bench.py, alternating runs)."""
+processes of a 200-change replay were busy 2-4 points more of the time, and this process spent no
+more CPU (bench/replay_bench.py, alternating runs); at 0.2 ms, no better."""
 
 from __future__ import annotations
 

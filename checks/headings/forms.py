@@ -45,11 +45,13 @@ def is_explicit(text: str, pairing: Pairing) -> bool:
     if pairing.qualified:
         return True
     before = _flat(text[max(0, pairing.start - LOOKBEHIND) : pairing.start])
-    if NAMED_BEFORE_RE.search(before) or NAMED_AFTER_RE.match(_flat(text[pairing.end :])):
+    if NAMED_BEFORE_RE.search(before) or NAMED_AFTER_RE.match(_flat_after(text, pairing.end)):
         return True
     if pairing.file_start < pairing.end:
         return False  # the file comes first: only "FILE § X" reads that way, matched above
-    between = _flat(text[pairing.end : pairing.file_start])
+    between = _flat_short(text, pairing.end, pairing.file_start)
+    if between is None:
+        return False  # longer than " paragraph from the file ", the longest construction
     if PAREN_OPEN_RE.match(between):
         return bool(PAREN_CLOSE_RE.match(text[pairing.file_end :]))
     in_file = IN_FILE_RE.match(between)
@@ -59,3 +61,34 @@ def is_explicit(text: str, pairing: Pairing) -> bool:
 def _flat(text: str) -> str:
     """Lower case, one space for any run of whitespace (a comment block's line breaks)."""
     return WHITESPACE_RE.sub(" ", text).lower()
+
+
+# The constructions read from the flat text after a mention: all short, so a unit is never
+# flattened to its end once per mention (a crafted line of a megabyte quotes thousands).
+_LONGEST_BETWEEN = len(" paragraph from the file ")
+_AFTER_WINDOW = 16  # " heading" and the character its word boundary looks at, and more
+_NEXT_WORD_RE = re.compile(r"\S")
+_PIECE_RE = re.compile(r"\s+|\S{1,64}")
+
+
+def _flat_after(text: str, start: int) -> str:
+    """The start of `_flat(text[start:])`: its first space, if any, and what follows it."""
+    word = _NEXT_WORD_RE.search(text, start)
+    if word is None:
+        return " " if start < len(text) else ""
+    lead = " " if word.start() > start else ""
+    return lead + _flat(text[word.start() : word.start() + _AFTER_WINDOW])
+
+
+def _flat_short(text: str, start: int, end: int) -> str | None:
+    """`_flat(text[start:end])` where it is at most _LONGEST_BETWEEN characters, else None: read
+    a piece at a time and given up on as soon as it is longer."""
+    out: list[str] = []
+    size = 0
+    for piece in _PIECE_RE.finditer(text, start, end):
+        flat = " " if piece.group()[0].isspace() else piece.group().lower()
+        size += len(flat)
+        if size > _LONGEST_BETWEEN:
+            return None
+        out.append(flat)
+    return "".join(out)

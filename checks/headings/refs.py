@@ -4,6 +4,8 @@ together with a file named in the same sentence, comment block or paragraph, or 
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ SECTION_AFTER_RE = re.compile(r"^[ \t]*(?:section|heading)\b", re.IGNORECASE)
 SIDE_RE = re.compile(r"[ \t]*\((above|below)\)")
 LIST_ITEM_RE = re.compile(r"\n[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 SENTENCE_END_RE = re.compile(r"[.!?](?=\s)")
+_BREAK_RE = re.compile("\n")
 
 
 @dataclass(frozen=True)
@@ -89,12 +92,17 @@ class Unit:
     sentence_ends: tuple[int, ...]
 
     def line_of(self, offset: int) -> int | None:
-        return (
-            None if self.first_line is None else self.first_line + self.text.count("\n", 0, offset)
-        )
+        if self.first_line is None:
+            return None
+        return self.first_line + bisect.bisect_left(self._breaks, offset)  # the breaks before it
+
+    @functools.cached_property
+    def _breaks(self) -> list[int]:
+        """Where the text's lines end: a mention's line is looked up, not counted to."""
+        return [m.start() for m in _BREAK_RE.finditer(self.text)]
 
     def sentence_of(self, offset: int) -> int:
-        return sum(end < offset for end in self.sentence_ends)
+        return bisect.bisect_left(self.sentence_ends, offset)  # the ends before it (in order)
 
 
 def parse_unit(lines: Sequence[str], first_line: int | None, bare: bool = True) -> Unit:
@@ -116,20 +124,33 @@ def blank(text: str, start: int, end: int) -> str:
 
 
 def _blank_spans(text: str, spans: Sequence[_Span]) -> str:
-    for span in spans:
-        text = blank(text, span.start, span.end)
-    return text
+    return blank_all(text, [(span.start, span.end) for span in spans])
+
+
+def blank_all(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """`blank` of every span, in one pass over the text: a line of code may name a hundred
+    thousand paths (a crafted values file of a megabyte), where a copy per span takes minutes."""
+    out: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        start = max(start, at)
+        if end <= start:
+            continue
+        out += (text[at:start], " " * (end - start))
+        at = end
+    return "".join(out) + text[at:] if out else text
 
 
 def _files(text: str) -> tuple[tuple[_FileSpan, ...], str]:
     found: list[_FileSpan] = []
     rest = text
     for pattern in (BLOB_URL_RE, QUALIFIED_RE, PATH_RE):
+        new = []
         for m in pattern.finditer(rest):
             repo, path = (m.group(1), m.group(2)) if pattern is not PATH_RE else (None, m.group(1))
-            found.append(_FileSpan(m.start(), m.end(), FileRef(_clean_path(path), repo)))
-        for span in found:
-            rest = blank(rest, span.start, span.end)
+            new.append(_FileSpan(m.start(), m.end(), FileRef(_clean_path(path), repo)))
+        found += new
+        rest = _blank_spans(rest, new)  # the next pattern reads what this one left
     return tuple(sorted(found, key=lambda f: f.start)), rest
 
 
@@ -141,6 +162,7 @@ def _clean_path(path: str) -> str:
 
 def _quoted(text: str, rest: str, loose: bool) -> tuple[list[_Mention], str]:
     mentions: list[_Mention] = []
+    quotes = []
     for m in QUOTED_RE.finditer(rest):
         content = next(g for g in m.groups() if g is not None)
         heading = _caps_prefix(content) or _section_title(text, m.start(), m.end(), content)
@@ -148,8 +170,8 @@ def _quoted(text: str, rest: str, loose: bool) -> tuple[list[_Mention], str]:
             mentions.append(
                 _Mention(m.start(), m.end(), heading, True, loose, _side(text, m.end()))
             )
-        rest = blank(rest, m.start(), m.end())
-    return mentions, rest
+        quotes.append((m.start(), m.end()))
+    return mentions, blank_all(rest, quotes)
 
 
 def _caps_prefix(content: str) -> str | None:
@@ -212,11 +234,17 @@ def references(
     result to mentions on those lines (the lines a PR adds)."""
     found = []
     files = [f for f in unit.files if keep(f.file)]
+    everywhere = _Spans(files)
+    by_sentence: dict[int, list[_FileSpan]] = {}
+    for f in files:
+        by_sentence.setdefault(unit.sentence_of(f.start), []).append(f)
+    sentences = {n: _Spans(spans) for n, spans in by_sentence.items()}
     for mention in unit.mentions:
         line = unit.line_of(mention.start)
         if lines is not None and line not in lines:
             continue
-        span = None if mention.side else _nearest(unit, mention, files)
+        pool = sentences.get(unit.sentence_of(mention.start), everywhere)
+        span = None if mention.side else pool.nearest(mention)
         explicit = mention.side is not None or (span is not None and _explicit(unit, mention, span))
         file = span.file if span is not None else None
         found.append(
@@ -227,16 +255,28 @@ def references(
     return found
 
 
-def _nearest(unit: Unit, mention: _Mention, files: list[_FileSpan]) -> _FileSpan | None:
-    sentence = unit.sentence_of(mention.start)
-    same = [f for f in files if unit.sentence_of(f.start) == sentence]
+class _Spans:
+    """Files named in a unit, in order (they never overlap), for the one nearest a mention: its own
+    sentence's first, else any. Nearest is the least gap, an equal one going to the file after; a
+    file inside or across the mention counts as after it, by how far it starts before the
+    mention's end. Found by bisection: a line may name thousands of files and quote thousands of
+    headings."""
 
-    def gap(f: _FileSpan) -> tuple[int, int]:
-        before = f.end <= mention.start
-        return (mention.start - f.end if before else f.start - mention.end, before)
+    def __init__(self, spans: Sequence[_FileSpan]) -> None:
+        self.spans = spans
+        self.ends = [f.end for f in spans]
 
-    pool = same or files
-    return min(pool, key=gap) if pool else None
+    def nearest(self, mention: _Mention) -> _FileSpan | None:
+        # Files ending by the mention's start are before it: of those, the last is nearest. Of the
+        # others, the first starts soonest.
+        k = bisect.bisect_right(self.ends, mention.start)
+        before = self.spans[k - 1] if k > 0 else None
+        after = self.spans[k] if k < len(self.spans) else None
+        if before is None or after is None:
+            return before or after
+        if after.start - mention.end <= mention.start - before.end:
+            return after
+        return before
 
 
 def _explicit(unit: Unit, mention: _Mention, span: _FileSpan) -> bool:

@@ -6,7 +6,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.headings.refs import SECTION_BEFORE_RE, FileRef, Reference, _section_before, references
+from checks.headings.refs import (
+    SECTION_BEFORE_RE,
+    FileRef,
+    Reference,
+    _FileSpan,
+    _Mention,
+    _section_before,
+    _Spans,
+    blank,
+    blank_all,
+    parse_unit,
+    references,
+)
 from checks.headings.text import Heading, comment_bodies, comment_heading, find_headings
 from checks.headings.units import file_units, prose_units
 
@@ -256,3 +268,53 @@ def test_a_dashboards_line_of_quoted_strings_is_one_unit_quoting_no_heading() ->
     line = '{"panels": [' + ", ".join(f'{{"title": "Panel {n} section"}}' for n in range(3000)) + "]}"
     (unit,) = file_units("templates/dashboard.yaml", line + "\n", frozenset({1}))
     assert unit.first_line == 1 and not unit.mentions
+
+
+@st.composite
+def _spans_and_mention(draw: st.DrawFn) -> tuple[list[_FileSpan], _Mention]:
+    """Files in order that never overlap, and a mention anywhere: before, after, inside or across."""
+    cuts = sorted(draw(st.sets(st.integers(0, 200), max_size=16)))
+    pairs = list(zip(cuts[::2], cuts[1::2], strict=False))
+    spans = [_FileSpan(a, b, FileRef(f"f{a}.md")) for a, b in pairs if a < b]
+    start = draw(st.integers(0, 200))
+    end = draw(st.integers(start + 1, 210))
+    return spans, _Mention(start, end, "X Y", True, False, None)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_spans_and_mention())
+def test_the_nearest_file_is_the_least_gap_as_before(case: tuple[list[_FileSpan], _Mention]) -> None:
+    """The nearest file, found by bisection, is the one the plain rule picks: the least gap, the
+    file after on a tie, a file inside or across the mention counted after it."""
+    spans, mention = case
+
+    def gap(f: _FileSpan) -> tuple[int, bool]:
+        before = f.end <= mention.start
+        return (mention.start - f.end if before else f.start - mention.end, before)
+
+    assert _Spans(spans).nearest(mention) == (min(spans, key=gap) if spans else None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet="ab .", max_size=40),
+    st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45)), max_size=6),
+)
+def test_blanking_spans_at_once_is_blanking_them_one_by_one(
+    text: str, spans: list[tuple[int, int]]
+) -> None:
+    one_by_one = text
+    for start, end in spans:
+        if start < end:
+            one_by_one = blank(one_by_one, start, min(end, len(text)))
+    ordered = [(a, min(b, len(text))) for a, b in spans if a < b]
+    assert blank_all(text, ordered) == one_by_one
+
+
+def test_a_sentence_is_counted_by_the_ends_before_it() -> None:
+    unit = parse_unit(["One. Two “A B CD EF” here. Three! Four"], 1)
+    assert [unit.sentence_of(n) for n in (0, 4, 5, 30, len(unit.text))] == [0, 1, 1, 2, 3]
+    assert all(
+        unit.sentence_of(n) == sum(end < n for end in unit.sentence_ends)
+        for n in range(len(unit.text) + 1)
+    )

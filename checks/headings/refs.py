@@ -186,19 +186,47 @@ def _caps_prefix(content: str) -> str | None:
 
 
 def _section_title(text: str, start: int, end: int, content: str) -> str | None:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = len(text) if (n := text.find("\n", end)) < 0 else n
-    named = _section_before(text[line_start:start]) or SECTION_AFTER_RE.match(text[end:line_end])
+    named = _section_before(_line_before(text, start)) or SECTION_AFTER_RE.match(
+        _line_after(text, end)
+    )
     title = collapse(content.lstrip("# "))  # `## Upgrading` names the heading `Upgrading`
     return title if named and title else None
 
 
+# What the section patterns read around a quote: its line's last word before it, or first after,
+# and the character beyond. A line of code may be a dashboard's JSON, 30,000 characters quoting
+# hundreds of strings, or a crafted megabyte: the line is never copied or searched whole per quote.
+_SECTION_WORD = len("section") + 1
+_WINDOW = 64
+_NOT_BLANK_RE = re.compile(r"[^ \t]")
+
+
+def _line_before(text: str, start: int) -> str:
+    """What of the line before `start` the before-pattern can read: `text[line_start:start]` with
+    its trailing spaces and tabs, and at least _SECTION_WORD characters before them (or all)."""
+    low = max(0, start - _WINDOW)
+    cut = text.rfind("\n", low, start)
+    window = text[cut + 1 if cut >= 0 else low : start]
+    if cut >= 0 or low == 0 or len(window.rstrip(" \t")) >= _SECTION_WORD:
+        return window
+    line_start = text.rfind("\n", 0, low) + 1  # a long run of spaces before the quote: rare
+    return text[line_start:start]
+
+
+def _line_after(text: str, end: int) -> str:
+    """What of the line after `end` the after-pattern can read: its leading spaces and tabs, and
+    the _SECTION_WORD characters after them, the line's end not passed."""
+    word = _NOT_BLANK_RE.search(text, end)
+    stop = len(text) if word is None else word.start() + _SECTION_WORD
+    line_end = text.find("\n", end, stop)
+    return text[end : line_end if line_end >= 0 else stop]
+
+
 def _section_before(before: str) -> bool:
     """Whether `before` (a line up to a quote) ends by naming a section: SECTION_BEFORE_RE, asked of
-    its last word and the character before it only, for a line of code may be a dashboard's JSON,
-    30,000 characters quoting hundreds of strings."""
+    its last word and the character before it only."""
     word = before.rstrip(" \t")
-    return SECTION_BEFORE_RE.search(word[-len("section") - 1 :]) is not None
+    return SECTION_BEFORE_RE.search(word[-_SECTION_WORD:]) is not None
 
 
 def _section_signs(rest: str) -> list[_Mention]:

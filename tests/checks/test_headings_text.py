@@ -7,12 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks.headings.refs import (
+    SECTION_AFTER_RE,
     SECTION_BEFORE_RE,
     FileRef,
     Reference,
     _FileSpan,
     _Mention,
     _section_before,
+    _section_title,
     _Spans,
     blank,
     blank_all,
@@ -318,3 +320,42 @@ def test_a_sentence_is_counted_by_the_ends_before_it() -> None:
         unit.sentence_of(n) == sum(end < n for end in unit.sentence_ends)
         for n in range(len(unit.text) + 1)
     )
+
+
+_AROUND = ["section", "Section", "heading", "ſection", "§", " ", "\t", "\n", "x", "sub", "s", "é"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.sampled_from(_AROUND), max_size=30),
+    st.lists(st.sampled_from(_AROUND), max_size=30),
+    st.integers(0, 90),
+)
+def test_a_quotes_section_words_are_read_from_its_line_as_the_whole_line_reads(
+    before: list[str], after: list[str], pad: int
+) -> None:
+    """The words around a quote are read from a window of its line (a megabyte line quotes
+    thousands of strings); they say what the patterns say of the whole line."""
+    text = "".join(before) + " " * pad + '"Upgrade notes"' + " " * (pad % 7) + "".join(after)
+    start = text.index('"Upgrade notes"')
+    end = start + len('"Upgrade notes"')
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = len(text) if (n := text.find("\n", end)) < 0 else n
+    whole = bool(
+        SECTION_BEFORE_RE.search(text, line_start, start)
+        or SECTION_AFTER_RE.match(text[end:line_end])
+    )
+    assert (_section_title(text, start, end, "Upgrade notes") is not None) == whole
+
+
+def test_a_crafted_line_of_thousands_of_references_is_read_in_one_pass() -> None:
+    """A values file may be a megabyte line that quotes and names files thousands of times (PR
+    content is untrusted): each quote pairs with its own sentence's file. Read span by span and
+    file by file, this line took hours; it is read in about a second."""
+    n = 20_000
+    line = "# " + "“ALPHA BETA GAMMA” (a.yaml). " * n
+    (unit,) = file_units("values.yaml", line + "\n", frozenset({1}))
+    found = references(unit, lambda f: True)
+    # The first quote opens the comment: it is the heading the comment defines, not a reference.
+    assert len(found) == n - 1
+    assert {(r.file, r.explicit, r.line) for r in found} == {(FileRef("a.yaml"), True, 1)}

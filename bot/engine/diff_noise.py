@@ -88,27 +88,35 @@ def _quiet(value: Any, ignored: re.Pattern[str] | None, noise: DiffConfig) -> An
     pod template's, a volume claim template's), nor the values of ignored fields; keys as text.
     Selectors keep their labels: a changed selector is no noise. What holds none of it is
     returned as it is, not copied."""
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         out = {}
-        same = type(value) is dict
+        same = kind is dict
         for k, v in value.items():
             shown = v
             if k == "metadata" and isinstance(v, Mapping):
                 shown = _quiet_metadata(v, noise)
             elif ignored is not None and ignored.match(str(k)):
                 shown = NOT_COMPARED_VALUE
-            shown = _quiet(shown, ignored, noise)
+            if type(shown) not in _SCALARS:  # a CRD's walk is mostly its scalars: no call for them
+                shown = _quiet(shown, ignored, noise)
             # Keys as text: YAML keys may mix numbers and strings (a tcp-services ConfigMap's
             # `8080:`), which sorting cannot compare.
             key = k if type(k) is str else str(k)
             same = same and shown is v and key is k
             out[key] = shown
         return value if same else out
-    if isinstance(value, list | tuple):
+    if kind is list or kind is tuple:
         items = [_quiet(v, ignored, noise) for v in value]
-        same = type(value) is list and all(x is y for x, y in zip(items, value, strict=True))
+        same = kind is list and all(x is y for x, y in zip(items, value, strict=True))
         return value if same else items
     return value
+
+
+# What `_quiet` returns as it is, told by exact type (an isinstance of the Mapping ABC costs more).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @functools.lru_cache(maxsize=64)
@@ -120,8 +128,11 @@ def fields_pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(fnmatch.translate(p) for p in patterns))
 
 
-def _quiet_metadata(metadata: Mapping[str, Any], noise: DiffConfig) -> dict[str, Any]:
+def _quiet_metadata(metadata: Mapping[str, Any], noise: DiffConfig) -> Mapping[str, Any]:
+    """The metadata without its noisy labels and annotations; itself where it holds none (a CRD's
+    schemas name `metadata` in many places), so that what holds it is not copied for nothing."""
     out = dict(metadata)
+    changed = type(metadata) is not dict
     for field, patterns in (
         ("labels", noise.ignore_labels),
         ("annotations", noise.ignore_annotations),
@@ -130,11 +141,14 @@ def _quiet_metadata(metadata: Mapping[str, Any], noise: DiffConfig) -> dict[str,
         if not isinstance(entries, Mapping):
             continue
         kept = {k: v for k, v in entries.items() if not _matches(str(k), tuple(patterns))}
+        if kept and len(kept) == len(entries) and type(entries) is dict:
+            continue  # nothing left out: kept as it is
+        changed = True
         if kept:
             out[field] = kept
         else:
             del out[field]  # `labels: {}` on one side only would be a diff of nothing
-    return out
+    return out if changed else metadata
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:

@@ -140,6 +140,18 @@ def test_only_what_holds_noise_is_copied() -> None:
     assert shown["metadata"] == {"name": "web", "labels": {"app": "web"}}
 
 
+def test_a_schema_naming_metadata_is_not_copied() -> None:
+    # A CRD's schema names `metadata` in many places, with no labels: nothing to leave out there,
+    # so the schema is the parsed object itself (the dump remembers it by identity).
+    schema = {"properties": {"metadata": {"type": "object"}, "spec": {"type": "object"}}}
+    body = {"metadata": {"name": "crd", "labels": {"app": "x"}}, "spec": {"schema": schema}}
+    shown = comparable(Document("CustomResourceDefinition", "crd", "", "c.yaml", body), NOISE)
+    assert shown is body
+    empty = {"metadata": {"name": "x", "labels": {}, "annotations": {"a": "1"}}}
+    shown = comparable(Document("ConfigMap", "x", "ns", "t.yaml", empty), NOISE)
+    assert shown == {"metadata": {"name": "x", "annotations": {"a": "1"}}}  # `labels: {}` dropped
+
+
 def test_a_version_bump_is_alike_and_a_real_change_is_not() -> None:
     def deployment(chart: str, image: str) -> Document:
         labels = {"helm.sh/chart": chart, "app": "web"}

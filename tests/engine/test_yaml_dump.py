@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.engine.yaml.dump import WIDE, direct_lines, dump_lines
 
@@ -136,6 +138,19 @@ def test_strings_of_several_lines_are_blocks_indented_where_they_stand() -> None
     assert "".join(lines) == pyyaml(body)
     assert "  file0.conf: |\n" in lines and "    server {\n" in lines
     assert "  - args:\n" in lines and "    - |\n" in lines and "      server {\n" in lines
+
+
+# What a block of several lines may hold that changes how libyaml writes it: spaces before a break
+# or at the end (then quoted), leading spaces or breaks (an indentation indicator), final breaks
+# (`|`, `|-`, `|+`), characters it escapes.
+BLOCK_CHARS = st.sampled_from([" ", "\n", "\n", "a", "#", ":", "-", "|", "'", '"', "\t", "é", "\r"])
+
+
+@settings(max_examples=400, deadline=None, database=None, print_blob=True)
+@given(st.text(BLOCK_CHARS, min_size=1, max_size=24).map(lambda text: text + "\n" + text[::-1]))
+def test_blocks_of_several_lines_as_pyyaml_writes_them(text: str) -> None:
+    body = {"k": text, "long": text * 12, "items": [text, {"deep": text * 12}]}
+    assert "".join(dump_lines(body)) == pyyaml(body)
 
 
 def test_what_the_writer_does_not_vouch_for_is_pyyamls() -> None:

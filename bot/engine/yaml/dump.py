@@ -7,9 +7,10 @@ A diff dumps every object a PR changes at both sides, and through PyYAML each sc
 and two calls from the C emitter back into the resolver: most of a review's diff. So what Helm's
 manifests mostly hold (mappings and lists of names, numbers, images, paths) is written here
 directly, each distinct scalar's text asked of PyYAML once (a multi-line string's block too,
-indented where it stands); an object holding anything else (a key too long to be a simple key or
-on several lines, a date, a type parsed YAML does not give) is dumped by PyYAML whole, so what this
-writes never differs from it."""
+indented where it stands, unless it is lines of printable ASCII, written here as libyaml would);
+an object holding anything else (a key too long to be a simple key or on several lines, a date,
+a type parsed YAML does not give) is dumped by PyYAML whole, so what this writes never differs
+from it."""
 
 from __future__ import annotations
 
@@ -154,6 +155,9 @@ def _short_literal(value: str) -> tuple[str, tuple[str, ...]]:
 def _literal(value: str) -> tuple[str, tuple[str, ...]]:
     """The block's first line after `key: ` and its other lines, as PyYAML writes it under a key
     at the margin (two spaces in)."""
+    plain = _plain_literal(value)
+    if plain is not None:
+        return plain
     written = pyyaml_lines({"k": value})
     first, *body = written
     if not first.startswith("k: ") or any(
@@ -165,6 +169,34 @@ def _literal(value: str) -> tuple[str, tuple[str, ...]]:
     # (A block keeping its final line breaks, `|+`, makes libyaml end the document with `...`
     # wherever the block is: its line above fails the indentation test, so PyYAML writes it.)
     return first[3:-1], tuple(body)
+
+
+def _plain_literal(value: str) -> tuple[str, tuple[str, ...]] | None:
+    """The block libyaml writes for a string of printable ASCII lines, written here: a CRD holds
+    thousands of descriptions of several lines, each a PyYAML dump of its own otherwise (a new
+    emitter and a parse of the result). libyaml quotes a string with a space before a break or at its end, and
+    keeps two final breaks with `|+` (ending the document with `...`): those are left to it. A
+    first line starting with a space or a break needs the indentation indicator (`|2`); no final
+    break, the strip indicator (`|-`)."""
+    if (
+        "\n" not in value
+        or _PRINTABLE_ASCII(value) is None
+        or " \n" in value
+        or value.endswith((" ", "\n\n"))
+        or value == "\n"
+    ):
+        return None
+    lines = value.split("\n")
+    chomp = "-"
+    if not lines[-1]:
+        lines.pop()
+        chomp = ""
+    hint = "2" if value[0] in " \n" else ""
+    return f"|{hint}{chomp}", tuple(f"  {line}\n" if line else "\n" for line in lines)
+
+
+# Line breaks and what libyaml writes as it is (with `allow_unicode` off, as PyYAML's dump has it).
+_PRINTABLE_ASCII = re.compile("[\n\x20-\x7e]*").fullmatch
 
 
 def _sorted(value: dict[Any, Any]) -> list[tuple[Any, Any]]:

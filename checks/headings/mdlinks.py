@@ -50,12 +50,13 @@ def anchor_links(
     there), on the `wanted` lines when given. Fenced code and code spans are examples, not links."""
     lines = text.splitlines()
     skip = fenced_lines(lines) if path is None or is_markdown(path) else frozenset()
+    numbers = range(1, len(lines) + 1) if wanted is None else sorted(wanted)
     found: list[AnchorLink] = []
-    for index, line in enumerate(lines):
-        number = index + 1
-        if index in skip or (wanted is not None and number not in wanted) or "#" not in line:
+    for number in numbers:
+        if not 0 < number <= len(lines) or number - 1 in skip or "#" not in lines[number - 1]:
             continue
-        found += _line_links(path, CODE_SPAN_RE.sub(" ", line), number if path else None)
+        line = CODE_SPAN_RE.sub(" ", lines[number - 1])
+        found += _line_links(path, line, number if path else None)
     return found
 
 

@@ -95,6 +95,16 @@ def test_anchor_link_forms() -> None:
     ]
 
 
+def test_only_the_wanted_lines_are_read() -> None:
+    text = "[a](x.md#one)\n```\n[b](x.md#fenced)\n```\n[c](x.md#three)\n[d](x.md#four)\n"
+    wanted = frozenset({0, 3, 5, 6, 99})  # a fence's line, two links, lines that are not there
+    found = [(k.line, k.anchor) for k in anchor_links("docs/a.md", text, wanted)]
+    assert found == [(5, "three"), (6, "four")]
+    assert [
+        k.line for k in anchor_links("values.yaml", "# x.md#a\n# x.md#b\n", frozenset({2}))
+    ] == [2]
+
+
 def test_pr_text_links_only_through_blob_urls() -> None:
     text = "[a](docs/x.md#a) and https://github.com/acme/charts/blob/main/README.md#usage"
     [link] = anchor_links(None, text)

@@ -13,6 +13,7 @@ same request, under limits of its own: each process has a private scratch direct
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import math
@@ -112,6 +113,14 @@ def _note_confinement(confinement: Mapping[str, Any]) -> None:
         log.warning("render processes are only partly confined: %s", "; ".join(map(str, missing)))
 
 
+def _widen(fd: int) -> None:
+    """A pipe of a megabyte where the system allows it (Linux, within `pipe-max-size`), not 64 KB:
+    an archive or a reply of megabytes then crosses in a few writes, not a hundred, each waking
+    the other process."""
+    with contextlib.suppress(AttributeError, OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _CHUNK)
+
+
 class RenderProcess:
     """One render process and its two pipes. Used by one thread at a time (the pool sees to it)."""
 
@@ -119,6 +128,8 @@ class RenderProcess:
         self.limits = limits
         child_requests, self._requests = os.pipe()
         self._replies, child_replies = os.pipe()
+        for fd in (self._requests, self._replies):
+            _widen(fd)
         # Closed in close(): the log lives as long as the process.
         self._log: IO[bytes] = tempfile.TemporaryFile(prefix="chart-review-render-")  # noqa: SIM115
         # The one directory the process may write (mode 0700, this process's alone): lint's.

@@ -3,6 +3,7 @@ broken charts give, through the engine on real git repositories."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import resource
@@ -392,6 +393,31 @@ def test_a_process_killed_from_outside_mid_render_is_named_killed_not_out_of_mem
         assert failure.transient  # not the chart's doing: not cached, tried again next time
         assert helm.render(chart_archive("a: 1\n"), {}, "r", "default")  # replaced
         assert helm.pids() != [pid]
+
+
+def test_the_pipes_to_a_render_process_hold_a_megabyte() -> None:
+    # A reply of megabytes (a chart of CRDs) crosses in a few writes, not one per 64 KB.
+    if int(Path("/proc/sys/fs/pipe-max-size").read_text()) < 2**20:
+        pytest.skip("this machine allows no pipe of a megabyte")
+    template = 'a: {{ repeat 3000000 "x" | quote }}\n'
+    with SandboxedHelm(LIMITS, workers=1) as helm:
+        manifests = helm.render(chart_archive(template), {}, "r", "default")
+        (pid,) = helm.pids()
+        theirs = {_link(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        theirs = {link for link in theirs if link.startswith("pipe:")}
+        ours = [
+            int(fd) for fd in os.listdir("/proc/self/fd") if _link(f"/proc/self/fd/{fd}") in theirs
+        ]
+        sizes = [fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) for fd in ours]
+    assert manifests == {"x/templates/t.yaml": f'a: "{"x" * 3_000_000}"\n'}
+    assert sizes == [2**20, 2**20]  # the request pipe and the reply pipe
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""  # a descriptor closed since the listing (the listing's own, say)
 
 
 def test_a_process_whose_pipes_are_numbered_past_1023_renders() -> None:

@@ -13,11 +13,13 @@ from checks.headings.files import TreeFiles, heading_pattern, readable_text, tre
 from checks.headings.index import TreeIndex, tree_index
 from checks.headings.refs import FileRef, Reference, references
 from checks.headings.text import (
+    MIN_CAPITALS,
     comment_heading,
     find_headings,
     is_markdown,
     line_comment,
     lines_stand_alone,
+    odd_breaks,
 )
 from checks.headings.units import file_units
 
@@ -68,14 +70,19 @@ def removed_headings(base: Tree, head: Tree, changes: tuple[ChangedFile, ...]) -
 
 
 def _may_remove(path: str, text: str, removed: frozenset[int]) -> bool:
-    """Whether a removed line may hold a heading; told from those lines alone where their
-    comments are their own (a values.yaml's change removes values, seldom a heading), so that
-    neither side's file is read whole for nothing."""
-    if not lines_stand_alone(text, is_markdown(path)):
+    """Whether a removed line may hold a heading; told from those lines alone where it can be, so
+    that neither side's file is read whole for nothing (a values.yaml's change removes values, a
+    template's its code, seldom a heading). Outside Markdown a heading is ALL-CAPS, its capitals
+    on its line whatever comment holds it; where lines_stand_alone, a line's comment is its own."""
+    if is_markdown(path) or odd_breaks(text):
         return True
-    lines = text.splitlines()
-    bodies = (line_comment(lines[n - 1]) for n in removed if 0 < n <= len(lines))
-    return any(body is not None and comment_heading(body) for body in bodies)
+    lines = text.split("\n")  # lines as splitlines cuts them, with no odd breaks
+    gone = [lines[n - 1] for n in removed if 0 < n <= len(lines)]
+    if not any(sum(map(str.isupper, line)) >= MIN_CAPITALS for line in gone):
+        return False
+    if not lines_stand_alone(text, False):
+        return True
+    return any(body is not None and comment_heading(body) for body in map(line_comment, gone))
 
 
 def head_line(base_text: str, head_text: str, base_line: int) -> int:

@@ -124,6 +124,10 @@ def test_a_values_file_is_read_by_its_lines_a_template_with_block_comments_whole
     # A removal of values alone reads no heading; of the heading line, it may remove one.
     assert not _may_remove("values.yaml", values, frozenset({2, 3}))
     assert _may_remove("values.yaml", values, frozenset({1}))
+    # With block comments, a removal is read whole only where its lines have a heading's capitals.
+    template = "{{/* NOTE HERE */}}\n" + values
+    assert not _may_remove("templates/x.yaml", template, frozenset({3, 4}))
+    assert _may_remove("templates/x.yaml", "{{/*\nSECTION TITLE HERE\n*/}}\n", frozenset({2}))
 
 
 def test_a_comment_block_around_an_added_line_is_one_unit_with_its_heading_blanked() -> None:

@@ -9,6 +9,7 @@ Of ct's many keys only the four below are read; the others are ct's business and
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -94,16 +95,37 @@ def _load(tree: Tree, named: str | None) -> CtConfig:
 def workflow_config(tree: Tree) -> str | None:
     """The one config file the workflows pass to `ct lint` / `ct list-changed`, when it exists in
     the tree; None when they name none, or several different ones."""
-    found = set()
+    found: set[str] = set()
     for path in tree.paths(WORKFLOWS):
-        if not path.endswith((".yml", ".yaml")):
-            continue
-        for line in (tree.text(path) or "").splitlines():
-            arg = CONFIG_ARG_RE.search(line) if CT_COMMAND_RE.search(line) else None
-            if arg is not None:
-                found.add(_directory(arg.group(1)))
+        if path.endswith((".yml", ".yaml")):
+            found |= _config_args(tree.text(path) or "")
     present = [p for p in found if tree.text(p) is not None]
     return present[0] if len(present) == 1 else None
+
+
+def _config_args(workflow: str) -> frozenset[str]:
+    """The config files a workflow's text passes to `ct`; remembered for a text of a workflow's
+    size (a replay reads the same workflows at every commit), bounded for a PR's crafted one."""
+    if len(workflow) > _REMEMBERED_WORKFLOW_CHARS:
+        return _scanned(workflow)
+    return _remembered(workflow)
+
+
+_REMEMBERED_WORKFLOW_CHARS = 64 * 1024
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered(workflow: str) -> frozenset[str]:
+    return _scanned(workflow)
+
+
+def _scanned(workflow: str) -> frozenset[str]:
+    found = set()
+    for line in workflow.splitlines():
+        arg = CONFIG_ARG_RE.search(line) if CT_COMMAND_RE.search(line) else None
+        if arg is not None:
+            found.add(_directory(arg.group(1)))
+    return frozenset(found)
 
 
 def parse_ct_config(text: str, source: str) -> CtConfig:

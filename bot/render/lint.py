@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.render.base import Renderer, RenderFailure, values_json
@@ -96,6 +96,19 @@ class LintingRenderer(Protocol):
         ...
 
 
+def can_lint(renderer: object) -> TypeGuard[LintingRenderer]:
+    """`isinstance(renderer, LintingRenderer)`, remembered by the renderer's type: a protocol's
+    isinstance looks up each of its members by name, and it is asked at every render."""
+    kind = type(renderer)
+    found = _LINTING.get(kind)
+    if found is None:
+        found = _LINTING[kind] = isinstance(renderer, LintingRenderer)
+    return found
+
+
+_LINTING: dict[type, bool] = {}
+
+
 def render_and_lint(
     renderer: Renderer,
     archive: bytes,
@@ -108,7 +121,7 @@ def render_and_lint(
     """Through `render_linted` when asked to lint and the renderer can; else the render alone,
     lint None."""
     extra = (capabilities,) if capabilities is not None else ()
-    if lint and isinstance(renderer, LintingRenderer):
+    if lint and can_lint(renderer):
         return renderer.render_linted(archive, values, release, namespace, *extra)
     try:
         return Linted(renderer.render(archive, values, release, namespace, *extra), None, None)

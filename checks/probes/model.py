@@ -16,6 +16,7 @@ PROBE_FIELDS = {
 }
 PORT_HANDLERS = ("httpGet", "tcpSocket", "grpc")
 OTHER_HANDLERS = ("exec",)
+HANDLERS = PORT_HANDLERS + OTHER_HANDLERS
 # An env var that configures a port the app listens on: a name ending in _PORT, a numeric value.
 ENV_PORT = re.compile(r"^[A-Z0-9_]*_PORT$")
 # ... unless a sibling names the host it belongs to (MYSQL_HOST + MYSQL_PORT: a server to call).
@@ -87,7 +88,7 @@ def _probes(container: Mapping[str, Any]) -> list[Probe]:
         body = container.get(field)
         if not isinstance(body, dict):
             continue
-        handler = next((h for h in PORT_HANDLERS + OTHER_HANDLERS if h in body), None)
+        handler = next((h for h in HANDLERS if h in body), None)
         action = mapping(body, handler) if handler else {}
         found.append(
             Probe(

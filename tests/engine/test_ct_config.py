@@ -148,6 +148,19 @@ def test_a_workflow_config_from_a_variable_or_ambiguous_is_not_guessed(g: GitBui
     assert load(g).source == "ct.yaml"
 
 
+def test_a_workflow_too_large_to_remember_is_read_all_the_same(g: GitBuilder) -> None:
+    # A PR's workflow of megabytes is searched, never kept: what is remembered stays small.
+    from bot.engine.ct_config import _remembered
+
+    filler = "# padding\n" * 20_000
+    g.write("lint/ct.yaml", "target-branch: main\n")
+    g.write(".github/workflows/big.yml", filler + "run: ct lint --config lint/ct.yaml\n")
+    g.commit("a large workflow")
+    kept = _remembered.cache_info().currsize
+    assert load(g).source == "lint/ct.yaml"
+    assert _remembered.cache_info().currsize == kept
+
+
 # -- the engine honours it ------------------------------------------------------------------------
 
 

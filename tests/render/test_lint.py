@@ -16,7 +16,8 @@ import pytest
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
-from bot.render.lint import LintEntry, LintSeverity
+from bot.render.embedded import EmbeddedHelm
+from bot.render.lint import LintEntry, LintingRenderer, LintSeverity, can_lint
 from bot.render.sandbox import SandboxedHelm, SandboxLimits
 from checks import REGISTRY
 from tests.support.charts import chart_files
@@ -152,3 +153,12 @@ def test_a_warm_cache_lints_nothing_and_says_the_same(tmp_path: Path) -> None:
         second = lint_findings(warm)
         assert warm.pids() == []  # no render process was ever started: nothing rendered or linted
     assert first == second == [("failure", "burst, equal", "app/templates/d.yaml")]
+
+
+def test_which_renderers_lint_is_what_the_protocol_says() -> None:
+    class Plain:
+        version = "x"
+
+    for renderer in (EmbeddedHelm(), Plain(), Plain()):
+        assert can_lint(renderer) == isinstance(renderer, LintingRenderer)
+    assert can_lint(EmbeddedHelm()) and not can_lint(Plain())

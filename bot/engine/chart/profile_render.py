@@ -26,7 +26,7 @@ from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.lru import BoundedCache
 from bot.render.base import Renderer, RenderFailure, is_dependency_missing
 from bot.render.cache import CachedRender, CacheKey, RenderCache
-from bot.render.lint import Linted, LintingRenderer, render_and_lint
+from bot.render.lint import Linted, can_lint, render_and_lint
 
 
 class Archiver(Protocol):
@@ -154,7 +154,7 @@ def _lintable(hit: CachedRender, renderer: Renderer) -> bool:
     matter there), by a renderer that can lint: asked again, linted. A render that failed only on
     the chart's own error, which names its template (lint stops at it at once, and may still warn
     of the rest); not one a limit stopped, which would only stop it again, at its full cost."""
-    if hit.lint is not None or not isinstance(renderer, LintingRenderer):
+    if hit.lint is not None or not can_lint(renderer):
         return False
     return hit.error is None or hit.error.template is not None
 

@@ -42,7 +42,7 @@ from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.lru import BoundedCache
 from bot.render.base import RENDER_WORKERS, Renderer
 from bot.render.cache import RenderCache
-from bot.render.lint import LintingRenderer
+from bot.render.lint import can_lint
 
 SIDES = ("base", "head")
 # Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
@@ -355,7 +355,7 @@ def _submit(
 
 
 def _lints(settings: RenderSettings) -> bool:
-    return settings.lint and isinstance(settings.renderer, LintingRenderer)
+    return settings.lint and can_lint(settings.renderer)
 
 
 def _lint_jobs(

@@ -100,6 +100,11 @@ def whole(text: str) -> tuple[object, ...]:
         "a: sh -c 'x && y 2>&1 && z 2>&1'\n",  # `&` that names no anchor
         "a: \n- b: 1\nc: # note\n- d: 2\n",  # after the key, a space; a comment
         "a:\n- b: x\ty\n",  # a tab: parsed whole
+        # Breaks other than `\n`, a byte order mark: parsed whole (in text that is not ASCII
+        # otherwise, as a CRD's prose quoting with `’` is, and in text that is).
+        *(f'a:\n  b: "’x{c}y"\n  c: 1\n' for c in "\x85\u2028\u2029\ufeff"),
+        *(f"a:\n  b: ’1{c}c: 2\nd: 3\n" for c in "\x85\u2028\u2029"),  # `c` a key of the document
+        *(f'a:\n  b: "x{c}"\n  c: &y 1\nd: *y\n' for c in "\x85\u2028\u2029\ufeff\r"),
     ],
 )
 def test_same_as_the_whole_parse(text: str) -> None:

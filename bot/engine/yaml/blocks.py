@@ -44,8 +44,10 @@ __all__ = ["LOADER", "clear_blocks", "load_mappings"]
 _KEY = r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*:(?: |$)"
 _KEY_RE = re.compile(_KEY)
 _ITEM_RE = re.compile("- " + _KEY)
-# Line breaks other than `\n` and a byte order mark: looked for only in text that is not ASCII.
-_UNSAFE_RE = re.compile("[\x85\u2028\u2029\ufeff]")
+# Line breaks other than `\n` and a byte order mark: looked for only in text that is not ASCII,
+# each by `in` (a CRD's prose quotes with `’`: a character class searched 700 KB in 4 ms, `in` in
+# a tenth of a millisecond).
+_UNSAFE_CHARACTERS = "\x85\u2028\u2029\ufeff"
 _MARKERS = ("---", "...", "%")
 # Deeper than this, the cuts (a few Python frames per level) leave the text to libyaml, which
 # parses without recursing to 1,000 levels: a crafted document must not reach the recursion limit,
@@ -180,7 +182,7 @@ def _unsafe(text: str) -> bool:
         "<<" in text
         or "\t" in text
         or "\r" in text
-        or (not text.isascii() and _UNSAFE_RE.search(text) is not None)
+        or (not text.isascii() and any(c in text for c in _UNSAFE_CHARACTERS))
         or ("&" in text and _anchor_twice(text))
     )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import resource
 import subprocess
 import sys
@@ -162,6 +163,23 @@ def peak_rss_mb() -> tuple[float, float, float]:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     ended = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return own / 1024, sum(_high_water_kb(pid) for pid in _children()) / 1024, ended / 1024
+
+
+def children_cpu() -> float:
+    """The user and system time of this process's live children (the render processes), from
+    /proc: a render process never ends, so getrusage does not count it."""
+    return sum(_cpu_seconds(pid) for pid in _children())
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0  # ended since the listing
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _children() -> list[int]:

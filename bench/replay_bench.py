@@ -25,7 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from all_charts_bench import RecordingRenderer, chart_files, git, write_files  # noqa: E402
+from all_charts_bench import (  # noqa: E402
+    RecordingRenderer,
+    chart_files,
+    children_cpu,
+    git,
+    write_files,
+)
 
 from bot.cli.replay import changes_to_replay, reviewed_in_order  # noqa: E402
 from bot.engine.review import Engine  # noqa: E402
@@ -86,17 +92,20 @@ def replay(repo_dir: Path, last: int, offline: bool = False, rounds: int = ROUND
     engine = Engine(repo, renderer, REGISTRY, cache)
     size = -(-len(changes) // max(1, rounds))
     slices = [changes[i : i + size] for i in range(0, len(changes), size)]
-    total = raw = renders_only = user = 0.0
+    total = raw = renders_only = user = helm = helm_alone = 0.0
     made = linted = errors = 0
     ratios = []
     for part in slices:
         renderer.jobs.clear()
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        helm0 = children_cpu()
         t0 = time.perf_counter()
         rows = list(reviewed_in_order(engine, part, (), offline=offline))
         took = time.perf_counter() - t0
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        helm1 = children_cpu()
         alone = renderer.replay_alone()
+        helm, helm_alone = helm + helm1 - helm0, helm_alone + children_cpu() - helm1
         renders_only += renderer.replay_alone(lint=False)
         total, raw = total + took, raw + alone
         ratios.append(took / alone)
@@ -119,6 +128,12 @@ def replay(repo_dir: Path, last: int, offline: bool = False, rounds: int = ROUND
     )
     print(
         f"this process's CPU  {user:8.2f} s   (git facts, parsing, checks; renders are elsewhere)"
+    )
+    # On 2 cores the ratio is near 1 + this process's CPU / Helm's (both cores kept busy): a figure
+    # the machine's speed moves less than the wall clock, where Python and Go drift apart.
+    print(
+        f"render processes    {helm:8.2f} s   of CPU in the replay; {helm_alone:.2f} s for Helm's "
+        f"work alone; this process's CPU per second of it: {user / max(helm_alone, 1e-9):.2f}"
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS            {peak:8.1f} MB this process")

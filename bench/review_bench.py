@@ -27,7 +27,6 @@ render), that is no floor any more.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
@@ -46,7 +45,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from all_charts_bench import RecordingRenderer, _children  # noqa: E402
+from all_charts_bench import RecordingRenderer, children_cpu  # noqa: E402
 
 from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
 from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
@@ -313,24 +312,11 @@ class Cpu:
     @classmethod
     def now(cls) -> Cpu:
         ended = resource.getrusage(resource.RUSAGE_CHILDREN)
-        helm = sum(_cpu_seconds(pid) for pid in _children())
+        helm = children_cpu()
         return cls(time.process_time(), helm, ended.ru_utime + ended.ru_stime)
 
     def __sub__(self, other: Cpu) -> Cpu:
         return Cpu(self.own - other.own, self.helm - other.helm, self.ended - other.ended)
-
-
-def _cpu_seconds(pid: int) -> float:
-    """A live process's user and system time, from /proc (a render process never ends, so
-    getrusage does not count it)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
-_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def measure(

@@ -7,12 +7,14 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from checks.headings.forms import Pairing, is_explicit
 from checks.headings.text import (
     DASHES,
+    MIN_CAPITALS,
     caps_heading_span,
     collapse,
     qualifies,
@@ -107,6 +109,8 @@ class Unit:
 
 def parse_unit(lines: Sequence[str], first_line: int | None, bare: bool = True) -> Unit:
     text = "\n".join(lines)
+    if not _may_mention(text, bare):
+        return Unit(text, first_line, (), (), ())  # no heading quoted: no file to look for either
     files, rest = _files(text)
     # On a line of code a quote is a string literal first: read loosely, like bare prose.
     mentions, rest = _quoted(text, rest, loose=not bare)
@@ -117,6 +121,20 @@ def parse_unit(lines: Sequence[str], first_line: int | None, bare: bool = True) 
         mentions += _bare(text, _blank_spans(rest, signs))
     ends = tuple(m.start() for m in SENTENCE_END_RE.finditer(rest))
     return Unit(text, first_line, tuple(sorted(mentions, key=lambda m: m.start)), files, ends)
+
+
+def _may_mention(text: str, bare: bool) -> bool:
+    """Whether `text` can hold a mention at all: a quote, a `§`, or (read as prose) the capitals
+    of a bare heading. Most lines of code a PR adds hold none, and their files are then not read
+    for (each named file would be looked up in the tree)."""
+    if any(c in text for c in _MENTION_MARKS):
+        return True
+    return bare and sum(map(text.count, string.ascii_uppercase)) >= MIN_CAPITALS
+
+
+# What every quote (QUOTED_RE) and section sign (SECTION_SIGN_RE) holds; a bare heading's capitals
+# are ASCII (BARE_RE), MIN_CAPITALS of them at least (text.qualifies).
+_MENTION_MARKS = "\"“`'§"
 
 
 def blank(text: str, start: int, end: int) -> str:
@@ -260,17 +278,18 @@ def references(
 ) -> list[Reference]:
     """Pair each mention with the nearest kept file, preferring its own sentence. `lines` limits the
     result to mentions on those lines (the lines a PR adds)."""
-    found = []
+    found: list[Reference] = []
+    wanted = [m for m in unit.mentions if lines is None or unit.line_of(m.start) in lines]
+    if not wanted:
+        return found  # no file named in the unit is looked up
     files = [f for f in unit.files if keep(f.file)]
     everywhere = _Spans(files)
     by_sentence: dict[int, list[_FileSpan]] = {}
     for f in files:
         by_sentence.setdefault(unit.sentence_of(f.start), []).append(f)
     sentences = {n: _Spans(spans) for n, spans in by_sentence.items()}
-    for mention in unit.mentions:
+    for mention in wanted:
         line = unit.line_of(mention.start)
-        if lines is not None and line not in lines:
-            continue
         pool = sentences.get(unit.sentence_of(mention.start), everywhere)
         span = None if mention.side else pool.nearest(mention)
         explicit = mention.side is not None or (span is not None and _explicit(unit, mention, span))

@@ -6,11 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checks.headings import refs as refs_module
 from checks.headings.refs import (
     SECTION_AFTER_RE,
     SECTION_BEFORE_RE,
     FileRef,
     Reference,
+    Unit,
     _FileSpan,
     _Mention,
     _section_before,
@@ -267,7 +269,9 @@ def test_a_section_named_before_a_quote_is_found_from_the_lines_end_alone(
 def test_a_dashboards_line_of_quoted_strings_is_one_unit_quoting_no_heading() -> None:
     """A generated dashboard's JSON is one line of thousands of quoted strings (each quote's
     section words are looked for before it alone): `"Panel 7 section"` is a title, no heading."""
-    line = '{"panels": [' + ", ".join(f'{{"title": "Panel {n} section"}}' for n in range(3000)) + "]}"
+    line = (
+        '{"panels": [' + ", ".join(f'{{"title": "Panel {n} section"}}' for n in range(3000)) + "]}"
+    )
     (unit,) = file_units("templates/dashboard.yaml", line + "\n", frozenset({1}))
     assert unit.first_line == 1 and not unit.mentions
 
@@ -285,7 +289,9 @@ def _spans_and_mention(draw: st.DrawFn) -> tuple[list[_FileSpan], _Mention]:
 
 @settings(max_examples=2000, deadline=None)
 @given(_spans_and_mention())
-def test_the_nearest_file_is_the_least_gap_as_before(case: tuple[list[_FileSpan], _Mention]) -> None:
+def test_the_nearest_file_is_the_least_gap_as_before(
+    case: tuple[list[_FileSpan], _Mention],
+) -> None:
     """The nearest file, found by bisection, is the one the plain rule picks: the least gap, the
     file after on a tie, a file inside or across the mention counted after it."""
     spans, mention = case
@@ -359,3 +365,50 @@ def test_a_crafted_line_of_thousands_of_references_is_read_in_one_pass() -> None
     # The first quote opens the comment: it is the heading the comment defines, not a reference.
     assert len(found) == n - 1
     assert {(r.file, r.explicit, r.line) for r in found} == {(FileRef("a.yaml"), True, 1)}
+
+
+# Pieces of units: quotes of each kind, a section sign, capitals bare or not, files, sentence ends.
+_UNIT_PIECES = [
+    *('"', "“", "”", "`", "'", "§", " ", ". ", "\n", "- "),
+    *(
+        "UPGRADE NOTES",
+        "SEE",
+        "ABCD EFGH",
+        "ALL CAPS HEADING",
+        "Install",
+        "section",
+        "(above)",
+        "it's",
+    ),
+    *("values.yaml", "docs/a.md", "acme/charts:README.md", "1.2.3", "x"),
+]
+
+
+@settings(max_examples=1500, deadline=None, database=None, print_blob=True)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_UNIT_PIECES), max_size=12).map("".join), min_size=1, max_size=3
+    ),
+    st.booleans(),
+)
+def test_a_unit_that_can_hold_no_mention_is_not_read_for_files(
+    lines: list[str], bare: bool
+) -> None:
+    """A unit with no quote, `§` or bare capitals is not read for the files it names (most lines of
+    code): its references are what reading it whole finds, none."""
+    unit = parse_unit(lines, 1, bare)
+    read = []
+    found = references(unit, lambda f: read.append(f) is None, frozenset({1, 2, 3}))
+    if not unit.mentions:
+        assert not found and not read
+    assert found == references(_whole_unit(lines, bare), lambda f: True, frozenset({1, 2, 3}))
+
+
+def _whole_unit(lines: list[str], bare: bool) -> Unit:
+    """parse_unit reading every unit whole, as it did before it looked for marks first."""
+    real = refs_module._may_mention
+    refs_module._may_mention = lambda text, bare: True
+    try:
+        return parse_unit(lines, 1, bare)
+    finally:
+        refs_module._may_mention = real

@@ -5,8 +5,10 @@ after request read from a pipe, each under a CPU-time and an address-space limit
 
 Wire format, both ways: frames of an 8-byte big-endian length and that many bytes. A request is three
 frames (a JSON header with the release, the namespace, the capabilities and whether to lint; the
-values as JSON; the chart archive); a reply is one JSON frame, `{"manifests": ...}` or
-`{"error": {"message", "template", "line"}}`, then, when the header asked for lint, a second,
+values as JSON; the chart archive); a reply is one frame, `{"error": {"message", "template", "line"}}`
+as JSON, or the manifests: `{"manifests": [[name, bytes], ...]}` as JSON, a line feed, and each
+template's text in UTF-8, one after the other (megabytes of CRDs cross without JSON's escapes,
+which cost several times the rest of their way); then, when the header asked for lint, a second,
 `{"lint": [{"severity", "path", "message"}]}`. The lint has limits of its own, counted afresh after
 the render: a lint that runs out of them costs the lint, never the render already sent. JSON, not
 pickle: the parent never unpickles what a process running untrusted templates wrote.
@@ -110,7 +112,30 @@ def _reply(helm: Any, request: dict[str, Any], values: Any, archive: bytes) -> b
     except RenderFailure as failure:
         error = {"message": failure.message, "template": failure.template, "line": failure.line}
         return json.dumps({"error": error}).encode()
-    return json.dumps({"manifests": manifests}).encode()
+    return manifests_reply(manifests)
+
+
+def manifests_reply(manifests: dict[str, str]) -> bytes:
+    """The manifests as the reply frame carries them (the module's docstring)."""
+    # surrogatepass: whatever str Helm's text became, the parent reads the same str back.
+    texts = [(name, text.encode("utf-8", "surrogatepass")) for name, text in manifests.items()]
+    sizes = json.dumps({"manifests": [[name, len(data)] for name, data in texts]})
+    return b"".join((sizes.encode(), b"\n", *(data for _, data in texts)))
+
+
+def read_reply(payload: bytes) -> dict[str, Any]:
+    """A reply frame as the parent reads it: JSON (which holds no raw line feed), and after the
+    first line feed the manifests' texts, when it lists their sizes."""
+    head, _, body = payload.partition(b"\n")
+    reply: dict[str, Any] = json.loads(head)
+    sizes = reply.get("manifests")
+    if isinstance(sizes, list):
+        manifests, at = {}, 0
+        for name, size in sizes:
+            manifests[name] = body[at : at + size].decode("utf-8", "surrogatepass")
+            at += size
+        reply["manifests"] = manifests
+    return reply
 
 
 def _lint_reply(helm: Any, request: dict[str, Any], values: Any, archive: bytes) -> bytes:

@@ -35,7 +35,7 @@ from typing import IO, Any
 
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.render.base import RENDER_WORKERS, RenderFailure, values_json
-from bot.render.child import EXIT_OUT_OF_MEMORY, frame
+from bot.render.child import EXIT_OUT_OF_MEMORY, frame, read_reply
 from bot.render.lint import LINT_VERSION, Linted, LintEntry, unfinished
 from bot.render.probe import probe_kube_version
 
@@ -165,14 +165,14 @@ class RenderProcess:
         own (a lint after the render has its own, as the child gives it its own CPU and memory).
         Raises _Stopped when the process is gone."""
         if not self._ready:
-            ready = json.loads(self._receive(time.monotonic() + STARTUP_SECONDS, starting=True))
+            ready = read_reply(self._receive(time.monotonic() + STARTUP_SECONDS, starting=True))
             _note_confinement(ready.get("confinement") or {})
             self._ready = True
         mark = os.fstat(self._log.fileno()).st_size
         deadline = time.monotonic() + self.limits.wall_seconds
         self._send(request, deadline, mark)
         for _ in range(count):
-            reply: dict[str, Any] = json.loads(self._receive(deadline, mark=mark))
+            reply = read_reply(self._receive(deadline, mark=mark))
             yield reply
             deadline = time.monotonic() + self.limits.wall_seconds
 

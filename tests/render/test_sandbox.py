@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import resource
 import signal
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.app.settings import SettingsError, render_limits
 from bot.engine.report import Finding, Report
@@ -25,6 +28,7 @@ from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.render.base import RenderFailure
 from bot.render.cache import RenderCache
+from bot.render.child import manifests_reply, read_reply
 from bot.render.factory import make_renderer
 from bot.render.sandbox import SandboxedHelm, SandboxLimits
 from checks import REGISTRY
@@ -393,6 +397,18 @@ def test_a_process_killed_from_outside_mid_render_is_named_killed_not_out_of_mem
         assert failure.transient  # not the chart's doing: not cached, tried again next time
         assert helm.render(chart_archive("a: 1\n"), {}, "r", "default")  # replaced
         assert helm.pids() != [pid]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.dictionaries(st.text(), st.text()))
+def test_manifests_cross_the_pipe_as_they_were(manifests: dict[str, str]) -> None:
+    # Texts in UTF-8 after their sizes: line feeds, non-ASCII, lone surrogates, empty texts, and
+    # names holding line feeds (the JSON before the texts escapes them) come back the same.
+    assert read_reply(manifests_reply(manifests)) == {"manifests": manifests}
+    odd = {"x/t.yaml": "a: \udc80 é\n", "": ""}
+    assert read_reply(manifests_reply(odd)) == {"manifests": odd}
+    error = {"error": {"message": "a\nb", "template": None, "line": 3}}
+    assert read_reply(json.dumps(error).encode()) == error
 
 
 def test_the_pipes_to_a_render_process_hold_a_megabyte() -> None:

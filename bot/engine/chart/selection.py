@@ -99,8 +99,8 @@ def _dependents(trees: Sequence[Tree], known: Sequence[str], touched: set[str]) 
         for chart in known:
             if chart in touched or chart in found:
                 continue
-            if "file://" not in (tree.text(chart_file(chart)) or ""):
-                continue  # no local dependency: nothing to follow (most charts; a cheap scan)
+            if b"file://" not in (tree.read(chart_file(chart)) or b""):
+                continue  # no local dependency: nothing to follow (most charts; a scan, no decode)
             try:
                 placed = local_charts(tree, chart)
             except ChartReviewError:

@@ -475,6 +475,17 @@ def checked_charts(tree: GitTree, chart_dir: str) -> tuple[tuple[LocalChart, ...
 
 
 def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
+    """Why the directory's tree is refused (a symbolic link, a submodule, a vendored archive that
+    escapes), or None. Remembered by the directory's tree id: the base of every PR against develop,
+    and a replay's next change of the chart, ask again of the same tree."""
+    tree_id = tree.tree_id(chart_dir)
+    if tree_id is None:
+        return _unsafe_reason(tree, chart_dir)
+    make = partial(_unsafe_reason, tree, chart_dir)
+    return _REFUSED.get_or_make((tree_id, chart_dir), lambda: (make(),))[0]
+
+
+def _unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
     for path in tree.paths(chart_dir):
         entry = tree.entry(path)
         if entry is None:
@@ -496,7 +507,22 @@ def _archive_escape(tree: GitTree, path: str) -> str | None:
 
 def unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
     """The chart's (and unpacked subcharts') schema files that reach outside the chart, by
-    repository path, with why: they are left out of the archive (bot/engine/chart/schemas.py)."""
+    repository path, with why: they are left out of the archive (bot/engine/chart/schemas.py).
+    Remembered by the directory's tree id, as unsafe_reason."""
+    tree_id = tree.tree_id(chart_dir)
+    if tree_id is None:
+        return _unsafe_schemas(tree, chart_dir)
+    make = partial(_unsafe_schemas, tree, chart_dir)
+    return dict(_ESCAPING.get_or_make((tree_id, chart_dir), make))
+
+
+# What a directory's tree says of itself, by (tree id, where it stands: the messages name paths).
+_TREES_KEPT = 512
+_REFUSED: BoundedCache[tuple[str, str], tuple[str | None]] = BoundedCache(_TREES_KEPT)
+_ESCAPING: BoundedCache[tuple[str, str], dict[str, str]] = BoundedCache(_TREES_KEPT)
+
+
+def _unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
     found = {}
     for path in tree.paths(chart_dir):
         if path.rsplit("/", 1)[-1] == SCHEMA_FILE:

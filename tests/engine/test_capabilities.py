@@ -240,3 +240,22 @@ def test_other_api_versions_are_not_served_from_the_cache(g: GitBuilder) -> None
     again = review(g, renderer, cache, api_versions=("monitoring.coreos.com/v1",))
     assert kinds(again) == ["ConfigMap", "ServiceMonitor"]
     assert len(renderer.calls) == 4  # the same chart trees and API versions: from the cache
+
+
+def test_a_charts_files_are_read_once_per_tree(
+    g: GitBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The chart's files, `.helmignore` applied, depend on its directory's tree alone: a commit
+    # that leaves the chart as it was reads none of them again (nor does the next PR's base).
+    from bot.engine.chart import crds
+
+    g.write("mon/crds/servicemonitors.yaml", CRD).write("mon/.helmignore", "*.md\n")
+    g.write("mon/README.md", "# mon\n")
+    first = g.commit("crds").sha("pr")
+    second = g.write("other.txt", "x\n").commit("elsewhere").sha("pr")
+    git = GitRepo(g.path)
+    found = crds._chart_entries(git.tree(first), "mon")
+    assert "crds/servicemonitors.yaml" in found and "README.md" not in found
+    asked: list[str] = []
+    monkeypatch.setattr(crds, "ignored", lambda rel, rules: asked.append(rel) or False)
+    assert crds._chart_entries(git.tree(second), "mon") == found and not asked

@@ -79,7 +79,19 @@ def chart_capabilities(
 
 def _chart_entries(tree: GitTree, chart_dir: str, at: str = "") -> dict[str, str]:
     """The chart's files Helm loads, by path relative to the chart (placed `at` a dependency's
-    place in the chart that uses it) → blob id."""
+    place in the chart that uses it) → blob id. Remembered by the directory's tree id (what they
+    depend on, `.helmignore` included): the base of every PR against develop is the same tree."""
+    tree_id = tree.tree_id(chart_dir)
+    if tree_id is None:
+        return _read_entries(tree, chart_dir, at)
+    make = partial(_read_entries, tree, chart_dir, at)
+    return _ENTRIES.get_or_make((tree_id, chart_dir, at), make)
+
+
+_ENTRIES: BoundedCache[tuple[str, str, str], dict[str, str]] = BoundedCache(512)
+
+
+def _read_entries(tree: GitTree, chart_dir: str, at: str) -> dict[str, str]:
     prefix = dir_prefix(chart_dir)
     rules = parse_rules((tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
     out = {}

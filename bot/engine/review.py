@@ -66,6 +66,8 @@ _GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
 _OTHERS_POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="other-prs")
 
 log = logging.getLogger(__name__)
+# A PR's commits read for their messages: more is a branch history, not a change's.
+MAX_COMMITS = 250
 
 
 class ReviewError(ChartReviewError):
@@ -178,22 +180,43 @@ class Engine:
         known = self.repo.resolve_many([inp.base, inp.head, inp.develop or "", *DEVELOP_CANDIDATES])
         target = self._known(known, inp.base, "base")
         head = self._known(known, inp.head, "head")
-        merge_base_f = _GIT_POOL.submit(self.repo.merge_base, target, head)
+        # The PR's commits, unless it brings its own list (from GitHub), and the merge base from
+        # the same git process where its boundary says it: a process fewer per review.
+        listed_f = (
+            None
+            if inp.pr.commits
+            else _GIT_POOL.submit(self.repo.fork_log, target, head, max_count=MAX_COMMITS)
+        )
+        merge_base_f = None if listed_f else _GIT_POOL.submit(self.repo.merge_base, target, head)
         changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
         config = self.load_config(target, inp.config_path)
         ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
-        merge_base = merge_base_f.result() or target
-        # Listed while the charts render; a PR's own list (from GitHub) needs no git.
-        commits = (
-            None
-            if inp.pr.commits
-            else _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=250)
-        )
+        merge_base, commits = self._fork(target, head, merge_base_f, listed_f)
         develop = self._develop(inp.develop, config, known, ct)
         changes = changes_f.result()
         if changes is None:  # no merge base, or several: measured against the one chosen above
             changes = self.repo.changes(merge_base, head)
         return _GitFacts(target, head, merge_base, config, develop, changes, commits, ct)
+
+    def _fork(
+        self,
+        target: str,
+        head: str,
+        merge_base_f: Future[str | None] | None,
+        listed_f: Future[tuple[tuple[Commit, ...], str | None]] | None,
+    ) -> tuple[str, Future[tuple[Commit, ...]] | None]:
+        """The merge base (the target where there is none), and the PR's commits as listed."""
+        if listed_f is None:
+            assert merge_base_f is not None
+            return merge_base_f.result() or target, None
+        commits, merge_base = listed_f.result()
+        if merge_base is None:  # several, none, or a list cut short: git decides, as before
+            merge_base = self.repo.merge_base(target, head) or target
+            listed = _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=MAX_COMMITS)
+            return merge_base, listed
+        done: Future[tuple[Commit, ...]] = Future()
+        done.set_result(commits)
+        return merge_base, done
 
     def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
         started = time.perf_counter()

@@ -266,17 +266,29 @@ class GitRepo:
     def log(
         self, rev_range: str, path: str | None = None, max_count: int = 200
     ) -> tuple[Commit, ...]:
-        args = ["log", f"--max-count={max_count}", "--format=%H%x00%s%x00%B%x1e", rev_range]
+        args = ["log", f"--max-count={max_count}", f"--format={_COMMIT_FORMAT}", rev_range]
         if path:
             args += ["--", path]
-        out = self._out(*args)
-        commits = []
-        for record in out.split("\x1e"):
-            record = record.strip("\n")
-            if record:
-                sha, subject, body = record.split("\x00", 2)
-                commits.append(Commit(sha=sha, subject=subject, message=body.strip()))
-        return tuple(commits)
+        return tuple(commit for _, commit in _log_records(self._out(*args), marked=False))
+
+    def fork_log(
+        self, target: str, head: str, max_count: int
+    ) -> tuple[tuple[Commit, ...], str | None]:
+        """The commits `head` adds to `target` (`log target..head`, at most `max_count`) and their
+        merge base, in one git process: the boundary `--boundary` names is the merge base when it
+        is one commit, as every common ancestor is reached from `head` through it; no commit at all
+        means `head` is in `target`, its own merge base. None for the merge base where the boundary
+        says nothing sure (several commits, none, or a list cut at `max_count`): ask `merge_base`.
+        With one merge base, `target..head` is `merge_base..head`."""
+        args = ["log", "--boundary", f"--max-count={max_count}", f"--format=%m{_COMMIT_FORMAT}"]
+        commits: list[Commit] = []
+        boundary: list[Commit] = []
+        for mark, commit in _log_records(self._out(*args, f"{target}..{head}")):
+            (boundary if mark == "-" else commits).append(commit)
+        if not commits and not boundary:
+            return (), head
+        sure = len(boundary) == 1 and len(commits) < max_count
+        return tuple(commits), boundary[0].sha if sure else None
 
     def changes(self, a: str, b: str) -> tuple[ChangedFile, ...]:
         """Files changed from `a` to `b` with added/removed line numbers (rename-aware)."""
@@ -588,6 +600,20 @@ def _found(line: bytes) -> list[str] | None:
 
 def _weight(entries: Sized) -> int:
     return 1 + len(entries)
+
+
+# A commit per record: id, subject, message (`%m`, the boundary's mark, may lead it).
+_COMMIT_FORMAT = "%H%x00%s%x00%B%x1e"
+
+
+def _log_records(out: str, marked: bool = True) -> Iterator[tuple[str, Commit]]:
+    """(mark, commit) for each record of a log in _COMMIT_FORMAT; mark is "" unless `marked`."""
+    for record in out.split("\x1e"):
+        record = record.strip("\n")
+        if record:
+            mark, record = (record[0], record[1:]) if marked else ("", record)
+            sha, subject, body = record.split("\x00", 2)
+            yield mark, Commit(sha=sha, subject=subject, message=body.strip())
 
 
 _DIFF = (

@@ -313,3 +313,49 @@ def test_a_tree_naming_one_subtree_many_times_is_refused_not_walked_path_by_path
         repo.dirs_holding(tree, "Chart.yaml")
     with pytest.raises(GitError, match="more than 500,000 entries; not listed"):
         repo.tree_listing(tree)  # what the headings check lists: refused, not filling the memory
+
+
+def _fork_log_case(tmp_path: Path) -> GitBuilder:
+    """develop: T0 → T1 → T2. `simple`: two commits on T1. `synced`: C1 on T0, then develop's T1
+    merged in, then C2: its boundary is T0 and T1, and the merge base T1."""
+    g = GitBuilder(tmp_path / "r").write("a.txt", "0").commit("T0").tag("T0")
+    g.write("a.txt", "1").commit("T1").tag("T1")
+    g.branch("simple").write("s.txt", "1").commit("S1").write("s.txt", "2").commit("S2")
+    g.branch("synced", "T0").write("c.txt", "1").commit("C1").merge("T1")
+    g.write("c.txt", "2").commit("C2")
+    g.checkout("develop").write("a.txt", "2").commit("T2")
+    return g
+
+
+def test_fork_log_gives_the_commits_and_the_merge_base_git_names(tmp_path: Path) -> None:
+    g = _fork_log_case(tmp_path)
+    repo = GitRepo(g.path)
+    target, head = g.sha("develop"), g.sha("simple")
+    commits, merge_base = repo.fork_log(target, head, max_count=250)
+    assert merge_base == repo.merge_base(target, head) == g.sha("T1")
+    assert commits == repo.log(f"{merge_base}..{head}", max_count=250)
+    assert [c.subject for c in commits] == ["S2", "S1"]
+    assert commits[0].sha == head
+
+
+def test_fork_log_leaves_the_merge_base_to_git_where_the_boundary_is_not_one_commit(
+    tmp_path: Path,
+) -> None:
+    g = _fork_log_case(tmp_path)
+    repo = GitRepo(g.path)
+    target, synced = g.sha("develop"), g.sha("synced")
+    commits, merge_base = repo.fork_log(target, synced, max_count=250)
+    assert merge_base is None  # T0 and T1 bound it; git says T1
+    assert repo.merge_base(target, synced) == g.sha("T1")
+    assert {c.subject for c in commits} == {"C2", "Merge T1", "C1"}
+    # Cut at max_count, the commit past the cut would read as the boundary: not taken for it.
+    commits, merge_base = repo.fork_log(target, g.sha("simple"), max_count=1)
+    assert [c.subject for c in commits] == ["S2"] and merge_base is None
+
+
+def test_fork_log_of_a_head_already_in_the_target_is_that_head(tmp_path: Path) -> None:
+    g = _fork_log_case(tmp_path)
+    repo = GitRepo(g.path)
+    t1 = g.sha("T1")
+    assert repo.fork_log(g.sha("develop"), t1, max_count=250) == ((), t1)
+    assert repo.merge_base(g.sha("develop"), t1) == t1

@@ -9,7 +9,7 @@ once as the engine renders, slice by slice (`--rounds`). Target (issue 17): 200 
 4-profile repository in under a minute on 2 cores, within 1.5x of Helm's work alone.
 
     .venv/bin/python bench/replay_bench.py [--repo DIR] [--last N] [--rounds N] [--charts N]
-        [--templates N] [--offline]
+        [--templates N] [--offline] [--json]
 """
 
 from __future__ import annotations
@@ -78,7 +78,9 @@ def build_history(root: Path, charts: int, templates: int, changes: int) -> None
     git(root, "repack", "-adq")
 
 
-def replay(repo_dir: Path, last: int, offline: bool = False, rounds: int = ROUNDS) -> None:
+def replay(
+    repo_dir: Path, last: int, offline: bool = False, rounds: int = ROUNDS, as_json: bool = False
+) -> None:
     """The changes in `rounds` slices, oldest first as the command runs them, one render cache
     throughout; after each slice, the renders it made again alone. The machine's speed drifts by
     half within minutes here, so each slice's replay is held against the floor taken right after
@@ -100,7 +102,7 @@ def replay(repo_dir: Path, last: int, offline: bool = False, rounds: int = ROUND
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         helm0 = children_cpu()
         t0 = time.perf_counter()
-        rows = list(reviewed_in_order(engine, part, (), offline=offline))
+        rows = list(reviewed_in_order(engine, part, (), offline=offline, rendered_diff=as_json))
         took = time.perf_counter() - t0
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         helm1 = children_cpu()
@@ -112,7 +114,8 @@ def replay(repo_dir: Path, last: int, offline: bool = False, rounds: int = ROUND
         user += cpu1.ru_utime - cpu0.ru_utime + cpu1.ru_stime - cpu0.ru_stime
         made, linted = made + len(renderer.jobs), linted + renderer.lints
         errors += sum(1 for r in rows if r.error)
-    print(f"replay of {len(changes)} changes of {repo_dir} ({errors} errors)")
+    diffs = "with" if as_json else "without"
+    print(f"replay of {len(changes)} changes of {repo_dir} ({errors} errors; {diffs} diffs)")
     print(f"total               {total:8.2f} s   (target < 60 s for 200)")
     print(f"renders made        {made:8d}   ({linted} of them linted too)")
     print(f"renders avoided     {cache.hits:8d}   (lookups the shared cache answered)")
@@ -153,15 +156,21 @@ def main() -> None:
         help="fetch no dependency (as `replay --offline`): where no chart repository can be "
         "reached, each fetch only waits to fail",
     )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="as `replay --format json`: each report holds its charts' rendered diffs, which the "
+        "table (the default) does not print and the replay does not make",
+    )
     args = parser.parse_args()
     if args.repo is not None:
-        replay(args.repo, args.last, args.offline, args.rounds)
+        replay(args.repo, args.last, args.offline, args.rounds, args.json)
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
         build_history(root, args.charts, args.templates, args.last)
-        replay(root, args.last, rounds=args.rounds)
+        replay(root, args.last, rounds=args.rounds, as_json=args.json)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,7 @@ def review_change(
     charts: tuple[str, ...],
     values: ValuesOverride = NO_OVERRIDE,
     offline: bool = False,
+    rendered_diff: bool = True,
 ) -> ReplayRow:
     started = time.perf_counter()
     inp = ReviewInput(
@@ -129,6 +130,7 @@ def review_change(
         pr=PullRequestInfo(title=change.subject),
         values=values,
         offline=offline,
+        rendered_diff=rendered_diff,
     )
     try:
         report = engine.review(inp).report
@@ -147,13 +149,15 @@ def reviewed_in_order(
     charts: tuple[str, ...],
     values: ValuesOverride = NO_OVERRIDE,
     offline: bool = False,
+    rendered_diff: bool = True,
 ) -> Iterator[ReplayRow]:
     """Each change's row, in the order of `changes`, with the next ones already under way. A row's
-    `seconds` is its review's wall clock, which overlaps its neighbours'."""
+    `seconds` is its review's wall clock, which overlaps its neighbours'. `rendered_diff`: whether
+    the reports hold their charts' rendered diffs (the JSON replay prints them; the table not)."""
     with ThreadPoolExecutor(CHANGES_AT_ONCE, thread_name_prefix="replay") as pool:
         window: deque[Future[ReplayRow]] = deque()
         for change in changes:
-            review = partial(review_change, engine, change, charts, values, offline)
+            review = partial(review_change, engine, change, charts, values, offline, rendered_diff)
             window.append(pool.submit(review))
             if len(window) > CHANGES_AT_ONCE + CHANGES_QUEUED:
                 yield window.popleft().result()
@@ -188,13 +192,14 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     rows: list[ReplayRow] = []
     skipped = 0
-    for row in reviewed_in_order(engine, changes, charts, values, args.offline):
+    as_json = args.format == "json"
+    for row in reviewed_in_order(engine, changes, charts, values, args.offline, as_json):
         if row.report is not None and not row.report.charts:
             skipped += 1  # a path of a chart's, but no chart there to review (ct excludes it)
             continue
         rows.append(row)
         progress(len(rows) + skipped, len(changes), row)
     summary = summarize(rows, skipped, time.perf_counter() - started)
-    render = replay_json if args.format == "json" else replay_markdown
+    render = replay_json if as_json else replay_markdown
     write_output(render(rows, summary, str(repo.path), branch), args.output)
     return 0

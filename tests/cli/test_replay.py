@@ -63,6 +63,16 @@ def test_each_change_to_a_chart_is_reviewed_newest_first(g: GitBuilder) -> None:
     assert out["summary"]["errors"] == []
 
 
+def test_the_json_replay_holds_each_charts_rendered_diff(g: GitBuilder) -> None:
+    # The table prints no diff and leaves it out; the JSON holds the report as the bot made it.
+    out, _ = replay(g, "--last", "2")
+    downgrade = out["changes"][1]["report"]["charts"][0]["diff"]["profiles"]
+    equal = next(p for p in downgrade if p["profile"] == "equal")
+    assert equal["status"] == "changed"
+    removed = [line for o in equal["objects"] for line in o["diff"].split("\n") if line[:1] == "-"]
+    assert [line.split() for line in removed[1:]] == [["-", "cpu:", "100m"]]
+
+
 def on_a_terminal(*args: str) -> str:
     """What the command writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
     leader, follower = pty.openpty()

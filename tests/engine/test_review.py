@@ -207,6 +207,36 @@ def test_bare_repository_and_untouched_work_tree(repo: GitBuilder, tmp_path: Pat
     assert repo.run_git("status", "--porcelain") == ""
 
 
+@pytest.mark.parametrize("synced", [False, True])
+def test_the_review_measures_from_the_merge_base_and_reads_the_prs_commits(
+    repo: GitBuilder, synced: bool
+) -> None:
+    # Synced: the PR merged develop in midway, so two commits bound it and git names the merge
+    # base; else its one fork point does.
+    repo.write("docs.md", "one\n").commit("develop 1")
+    repo.branch("pr", "HEAD~1" if synced else None).write("app/NOTES.txt", "hi\n").commit("pr 1")
+    if synced:
+        repo.merge("develop", "sync develop")
+    repo.write("app/NOTES.txt", "hi again\n").commit("pr 2")
+    repo.checkout("develop").write("docs.md", "two\n").commit("develop 2")
+    report, ctx = review(repo)
+    assert report.base == GitRepo(repo.path).merge_base(repo.sha("develop"), repo.sha("pr"))
+    assert report.base == repo.sha("develop~1")
+    subjects = [c.subject for c in ctx.pr.commits]
+    assert subjects == (["pr 2", "sync develop", "pr 1"] if synced else ["pr 2", "pr 1"])
+    assert [c.path for c in ctx.changes] == ["app/NOTES.txt"]
+
+
+def test_a_review_asked_for_no_rendered_diff_says_the_same_without_it(repo: GitBuilder) -> None:
+    repo.branch("pr").write("app/ci/equal-values.yaml", "resources: {}\n").commit("no resources")
+    with_diff, _ = review(repo)
+    without, _ = review(repo, rendered_diff=False)
+    assert with_diff.findings == without.findings and with_diff.findings
+    assert with_diff.charts[0].extra["diff"]["profiles"]
+    assert "diff" not in without.charts[0].extra
+    assert without.charts[0].extra["capabilities"] == with_diff.charts[0].extra["capabilities"]
+
+
 def test_unknown_ref_is_a_review_error(repo: GitBuilder) -> None:
     with pytest.raises(ReviewError, match="head 'nope' is not a commit"):
         review(repo, head="nope")

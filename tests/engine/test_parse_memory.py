@@ -35,3 +35,44 @@ def test_parsed_templates_are_kept_within_their_text_bytes(small_caches: None) -
     again = load_documents(texts[0], "t0.yaml")
     assert again is not parsed[0] and again == parsed[0]  # the oldest went: parsed anew, alike
     assert again[0]["data"]["config"].count("\n") == 600
+
+
+def crd_like(version: int) -> str:
+    """A document whose `spec:` is long and nested (~9 KB), with one line that changes."""
+    props = "".join(
+        f"        field{i}:\n          type: string\n          description: field {i} of the spec\n"
+        for i in range(100)
+    )
+    return f"kind: CRD\nmetadata:\n  name: c\n  version: v{version}\nspec:\n  properties:\n{props}"
+
+
+def test_a_long_block_is_cut_again_rather_than_kept(
+    small_caches: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kept, the cut `spec:` would weigh what hundreds of its leaves do: those are kept instead.
+    monkeypatch.setattr(blocks, "CUT_KEPT_CHARS", 4096)
+    text = crd_like(1)
+    first = blocks.load_mappings(text)
+    held = set(blocks._LEAVES._data)
+    assert text[text.index("spec:") :] not in held
+    assert text[text.index("  properties:") :] not in held
+    assert "  version: v1\n" in held and "          description: field 7 of the spec\n" in held
+    assert (
+        "        field7:\n          type: string\n          description: field 7 of the spec\n"
+        in held
+    )
+    second = blocks.load_mappings(crd_like(2))
+    assert second[0]["spec"] == first[0]["spec"] and second[0]["metadata"]["version"] == "v2"
+    # The short cut blocks are found again, the very same mappings (memos keyed by identity).
+    assert second[0]["spec"]["properties"]["field7"] is first[0]["spec"]["properties"]["field7"]
+
+
+def test_a_long_leaf_is_kept(small_caches: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A leaf's parse is the loader's, over all of it: kept at any length the budget holds.
+    monkeypatch.setattr(blocks, "CUT_KEPT_CHARS", 4096)
+    text = config_map(1, 1000)  # `config: |` over ~24 KB
+    parsed = blocks.load_mappings(text)
+    leaf = text[text.index("  config: |") :]
+    assert len(leaf) > 4096 and leaf in blocks._LEAVES._data
+    again = blocks.load_mappings(text.replace("name: cm1", "name: cm2"))
+    assert again[0]["data"]["config"] is parsed[0]["data"]["config"]  # not parsed again

@@ -26,6 +26,7 @@ breaks other than `\\n`. Errors therefore always come from the whole parse, with
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -60,6 +61,13 @@ _SIMPLE_KEY_CHARS = 128
 # its entries a dozen deep, and each level's text is an entry: at 8 MB, a replay's CRDs of 800 KB
 # pushed out the leaves the next change asked for (35,000 misses in 40 changes; 14,900 at 24 MB).
 LEAF_TEXT_BYTES = 24 * 2**20
+# A block parsed by cutting it is remembered only up to this size. Finding a longer one again saves
+# only its cuts, about one more pass over its text at C speed (its entries' are looked up in turn),
+# while it weighs what thousands of leaves do: a CRD's upper levels, 800 KB each, held a fifth of
+# the budget per CRD and pushed out the leaves whose parses are the cost (a replay of
+# prometheus-community's last 200 changes parsed in 1.2-1.5 s of CPU, 0.8 s without them). A leaf
+# is remembered at any size: its parse is the loader's, over all of it.
+CUT_KEPT_CHARS = 64 * 1024
 _LEAVES: BoundedCache[str, tuple[dict[Any, Any], int]] = BoundedCache(
     LEAF_TEXT_BYTES, lambda leaf: 64 + leaf[1]
 )
@@ -70,8 +78,10 @@ def _leaf(text: str) -> dict[Any, Any] | None:
     return found[0] if found is not None else None
 
 
-def _keep(text: str, parsed: dict[Any, Any]) -> None:
-    _LEAVES.put(text, (parsed, len(text)))
+def _keep(text: str, parsed: dict[Any, Any], cut: bool = False) -> None:
+    """Remember a parse; one made by cutting `text` only when it is short (CUT_KEPT_CHARS)."""
+    if not cut or len(text) <= CUT_KEPT_CHARS:
+        _LEAVES.put(text, (parsed, len(text)))
 
 
 class _Unsure(Exception):
@@ -94,84 +104,72 @@ def clear_blocks() -> None:
     _LEAVES.clear()
 
 
-class _Source:
-    """A text's lines, with each line's indentation (-1 for a blank or comment line) worked out
-    once. Whether a line starts with a plain key is worked out when asked, only of lines at the
-    indentation of a mapping being cut: most lines never are, and matching each cost ~12% of
-    the parse."""
+# Where lines start, found by regular expressions at C speed rather than line by line in Python: a
+# CRD of 700 KB is 15,000 lines, and reading each line's indentation in Python cost four fifths of
+# its parse. Only spaces and `\n` separate here (_unsafe refused the rest). A content line is one
+# with something other than spaces and a comment on it; its width is its indentation.
+_FIRST_CONTENT = re.compile(r"^( *+)(?=[^ \n#])", re.MULTILINE)  # at or after a line's start
+# A plain key (or an item starting with one) at a line's indentation, its line read to its end.
+_KEY_AT = re.compile(_KEY.replace("$", "\n|$"))
+_ITEM_AT = re.compile("- " + _KEY.replace("$", "\n|$"))
+# After a line break: a literal first character lets the search skip ahead at C speed, where `^` in
+# multi-line mode is tried at every position (3 ms of a CRD's 12).
+_MARKER_LINE = re.compile(r"\n(?:---|\.\.\.|%)")
 
-    def __init__(self, text: str) -> None:
-        self.lines = text.split("\n")
-        self.widths: list[int] = []
-        for line in self.lines:
-            body = line.lstrip(" ")
-            self.widths.append(len(line) - len(body) if body and body[0] != "#" else -1)
-        self._next: list[int] | None = None
 
-    def next_at_most(self, i: int) -> int:
-        """The first content line after content line i indented no deeper than it (or the end):
-        where a mapping's or a sequence's next entry may start. The lines between belong to line
-        i's entry; a block a dozen deep is then cut without reading its lines at every level."""
-        if self._next is None:
-            self._next = self._shallower()
-        return self._next[i]
+@functools.lru_cache(maxsize=256)
+def _at_most(width: int) -> re.Pattern[str]:
+    """The next content line indented `width` or less. Possessive: a deeper line fails at once,
+    without giving back its spaces one by one."""
+    return re.compile(r"\n( {0," + str(width) + r"}+)(?=[^ \n#])")
 
-    def _shallower(self) -> list[int]:
-        found = [len(self.lines)] * len(self.lines)
-        open_lines: list[int] = []  # content lines not yet followed by one as shallow
-        for i, width in enumerate(self.widths):
-            if width < 0:
-                continue
-            while open_lines and self.widths[open_lines[-1]] >= width:
-                found[open_lines.pop()] = i
-            open_lines.append(i)
-        return found
 
-    def keyed(self, i: int) -> bool:
-        """Whether content line i starts with a plain key."""
-        return _KEY_RE.match(self.lines[i], self.widths[i]) is not None
+def _next_at_most(text: str, pos: int, hi: int, width: int) -> tuple[int, int]:
+    """The start and width of the first content line after the line at `pos` indented no deeper
+    than `width` (or `hi`, -1): where a mapping's or a sequence's next entry may start. The lines
+    between belong to the entry at `pos`; a block a dozen deep is cut without reading its lines at
+    every level in Python."""
+    found = _at_most(width).search(text, pos, hi)
+    return (hi, -1) if found is None else (found.start() + 1, len(found.group(1)))
 
-    def undash(self, i: int) -> None:
-        """Read line i, a sequence item `- key: ...`, as the block mapping it starts: the same
-        line with a space for the dash, indented to the key (where the mapping's keys sit)."""
-        line, width = self.lines[i], self.widths[i]
-        self.lines[i] = f"{line[:width]} {line[width + 1 :]}"
-        self.widths[i] = width + 2
-        if self._next is not None:  # now deeper: its next line as shallow may come sooner
-            j = i + 1
-            while j < len(self.lines) and not 0 <= self.widths[j] <= width + 2:
-                j = self._next[j] if self.widths[j] >= 0 else j + 1
-            self._next[i] = j
 
-    def text(self, lo: int, hi: int) -> str:
-        """Lines lo..hi exactly as written, with the line break that ends them (a block scalar's
-        last line break depends on it)."""
-        return "\n".join(self.lines[lo:hi]) + ("\n" if hi < len(self.lines) else "")
+def _first_content(text: str, pos: int, hi: int) -> tuple[int, int]:
+    """The start and width of the first content line at or after the line start `pos` (or hi)."""
+    found = _FIRST_CONTENT.search(text, pos, hi)
+    return (hi, -1) if found is None else (found.start(), len(found.group(1)))
 
-    def next_content(self, lo: int, hi: int) -> int:
-        for i in range(lo, hi):
-            if self.widths[i] >= 0:
-                return i
-        return hi
+
+def _keyed(text: str, at: int) -> bool:
+    """Whether the text at `at`, a content line's indentation, starts with a plain key."""
+    return _KEY_AT.match(text, at) is not None
 
 
 def _blocks(text: str) -> tuple[dict[Any, Any], ...]:
     if _unsafe(text):
         raise _Unsure
-    src = _Source(text)
     found = []
     start = 0
-    for i, line in enumerate([*src.lines, "---"]):
-        if line.startswith(_MARKERS):
-            if line.rstrip(" ") != "---":
-                raise _Unsure
-            first = src.next_content(start, i)
-            if first < i:
-                if src.widths[first] != 0 or not src.keyed(first):
-                    raise _Unsure  # a top-level list, scalar, flow or indented document
-                found.append(_mapping(src, first, i, 0, 0))
-            start = i + 1
+    for at in [*_marker_lines(text), len(text)]:
+        first, width = _first_content(text, start, at)
+        if first < at:
+            if width != 0 or not _keyed(text, first):
+                raise _Unsure  # a top-level list, scalar, flow or indented document
+            found.append(_mapping(text, first, at, 0, 0))
+        start = text.find("\n", at) + 1 or len(text)
     return tuple(found)
+
+
+def _marker_lines(text: str) -> list[int]:
+    """Where the lines that start with a document marker or a directive start; each must be a
+    bare `---`."""
+    found = [m.start() + 1 for m in _MARKER_LINE.finditer(text)]
+    if text.startswith(_MARKERS):
+        found.insert(0, 0)
+    for at in found:
+        end = text.find("\n", at)
+        if text[at : len(text) if end < 0 else end].rstrip(" ") != "---":
+            raise _Unsure
+    return found
 
 
 def _unsafe(text: str) -> bool:
@@ -194,104 +192,102 @@ def _anchor_twice(text: str) -> bool:
     return len(set(names)) < len(names)
 
 
-def _mapping(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any]:
-    """The block mapping whose keys sit at `indent` in lines lo..hi (line lo is its first key),
-    `depth` levels below its document."""
+def _mapping(text: str, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any]:
+    """The block mapping whose keys sit at `indent` in text[lo:hi] (`lo` starts its first key's
+    line), `depth` levels below its document."""
     if depth > MAX_DEPTH:
         raise _Unsure
     starts = []
-    i = lo
-    while i < hi:  # content lines no deeper than `indent`: the lines between are entries' own
-        width = src.widths[i]
-        if width == indent and src.keyed(i):
-            starts.append(i)
+    at, width = lo, indent
+    while at < hi:  # content lines no deeper than `indent`: the lines between are entries' own
+        if width == indent and _keyed(text, at + indent):
+            starts.append(at)
         elif width < indent:
             raise _Unsure
-        i = src.next_at_most(i)
+        at, width = _next_at_most(text, at, hi, indent)
     result: dict[Any, Any] = {}
     for start, end in zip(starts, [*starts[1:], hi], strict=True):
         # Assigning in order keeps a repeated key where it first appeared, with its last value:
         # as the loader does.
-        for key, value in _entry(src, start, end, indent, depth).items():
+        for key, value in _entry(text[start:end], indent, depth).items():
             result[key] = value
     return result
 
 
-def _entry(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any]:
+def _entry(text: str, indent: int, depth: int) -> dict[Any, Any]:
     """One entry (or a few, when a line at `indent` starts with something other than a plain key)
-    of a block mapping, as the loader parses its text."""
-    text = src.text(lo, hi)
+    of a block mapping, as the loader parses its text (its lines exactly as written, with the line
+    break that ends them: a block scalar's last line break depends on it)."""
     hit = _leaf(text)
     if hit is None:
-        hit = _nested(src, lo, hi, indent, depth)
-        if hit is None:
+        hit = _nested(text, indent, depth)
+        if hit is not None:
+            _keep(text, hit, cut=True)
+        else:
             hit = _parse(text)
-        _keep(text, hit)
+            _keep(text, hit)
     return hit
 
 
-def _nested(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any] | None:
+def _nested(text: str, indent: int, depth: int) -> dict[Any, Any] | None:
     """`key:` over a block mapping indented deeper, or over a block sequence of block mappings:
     the key, and its value cut in turn."""
-    head = src.lines[lo]
-    key_only = _KEY_RE.match(head, indent)
-    if key_only is None or key_only.end() != len(head):
+    eol = text.find("\n")
+    if eol < 0:
         return None
-    first = src.next_content(lo + 1, hi)
-    if first == hi:
+    key_only = _KEY_RE.match(text, indent, eol)
+    if key_only is None or key_only.end() != eol:
         return None
-    width = src.widths[first]
+    first, width = _first_content(text, eol + 1, len(text))
+    if first == len(text):
+        return None
     value: dict[Any, Any] | list[dict[Any, Any]] | None
-    if width > indent and src.keyed(first):
-        value = _mapping(src, first, hi, width, depth + 1)
+    if width > indent and _keyed(text, first + width):
+        value = _mapping(text, first, len(text), width, depth + 1)
     else:  # at `indent` or deeper: _mapping let no shallower line in
-        value = _sequence(src, first, hi, width, depth + 1)
+        value = _sequence(text, first, width, depth + 1)
     if value is None:
         return None
-    return {_key(head): value}
+    return {_key(text[: eol + 1]): value}
 
 
 def _key(head: str) -> Any:
     """The key of a `key:` line: `yes:`, `1:`, the loader decides what a key is."""
-    text = head + "\n"
-    parsed = _leaf(text)
+    parsed = _leaf(head)
     if parsed is None:
-        parsed = _parse(text)
-        _keep(text, parsed)
+        parsed = _parse(head)
+        _keep(head, parsed)
     return next(iter(parsed))
 
 
-def _sequence(src: _Source, lo: int, hi: int, dash: int, depth: int) -> list[dict[Any, Any]] | None:
-    """The block sequence whose dashes sit at `dash` in lines lo..hi (line lo is its first item),
-    when each item is a block mapping whose first key follows the dash on its line; else None,
-    before anything is parsed or changed, so that the caller parses the lines as one leaf."""
+def _sequence(text: str, lo: int, dash: int, depth: int) -> list[dict[Any, Any]] | None:
+    """The block sequence whose dashes sit at `dash` in text[lo:] (`lo` starts its first item's
+    line), when each item is a block mapping whose first key follows the dash on its line; else
+    None, before anything is parsed, so that the caller parses the text as one leaf."""
+    hi = len(text)
     starts = []
-    i = lo
-    while i < hi:
-        width = src.widths[i]
+    at, width = lo, dash
+    while at < hi:
         if width == dash:
-            if _ITEM_RE.match(src.lines[i], dash) is None:
+            if _ITEM_AT.match(text, at + dash) is None:
                 return None  # a scalar, flow or nested item, a dash alone, a quoted key, ...
-            starts.append(i)
+            starts.append(at)
         elif width < dash:
             return None  # under the sequence's own indentation: not this sequence
-        i = src.next_at_most(i)
-    for i in starts:
-        src.undash(i)
+        at, width = _next_at_most(text, at, hi, dash)
     ends = [*starts[1:], hi]
-    return [
-        _item(src, start, end, dash + 2, depth) for start, end in zip(starts, ends, strict=True)
-    ]
+    return [_item(text, start, end, dash, depth) for start, end in zip(starts, ends, strict=True)]
 
 
-def _item(src: _Source, lo: int, hi: int, indent: int, depth: int) -> dict[Any, Any]:
-    """One item of a block sequence, its dash read as a space: the block mapping whose keys sit at
-    `indent`, parsed once per distinct text (an unchanged container in a list that changed)."""
-    text = src.text(lo, hi)
-    hit = _leaf(text)
+def _item(text: str, lo: int, hi: int, dash: int, depth: int) -> dict[Any, Any]:
+    """One item of a block sequence, read with a space for its dash: the block mapping it starts,
+    its keys where the first one sits (`- name: web` reads as `  name: web`), parsed once per
+    distinct text (an unchanged container in a list that changed)."""
+    item = f"{text[lo : lo + dash]} {text[lo + dash + 1 : hi]}"
+    hit = _leaf(item)
     if hit is None:
-        hit = _mapping(src, lo, hi, indent, depth + 1)
-        _keep(text, hit)
+        hit = _mapping(item, 0, len(item), dash + 2, depth + 1)
+        _keep(item, hit, cut=True)
     return hit
 
 

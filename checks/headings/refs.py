@@ -11,9 +11,11 @@ import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bot.lru import BoundedCache
 from checks.headings.forms import Pairing, is_explicit
 from checks.headings.text import (
     DASHES,
+    MAX_MEMO_CHARS,
     MIN_CAPITALS,
     caps_heading_span,
     collapse,
@@ -108,6 +110,18 @@ class Unit:
 
 
 def parse_unit(lines: Sequence[str], first_line: int | None, bare: bool = True) -> Unit:
+    """The unit of these lines, starting at `first_line`: remembered, for the same paragraphs are
+    read again and again (a README's, by every review that removes a heading the index says it
+    may quote: grafana's last 200 changes read 177,000 units, 32,000 of them distinct)."""
+    key = (tuple(lines), first_line, bare)
+    found = _UNITS.get(key)
+    if found is None:
+        found = _parse_unit(key[0], first_line, bare)
+        _UNITS.put(key, found)
+    return found
+
+
+def _parse_unit(lines: tuple[str, ...], first_line: int | None, bare: bool) -> Unit:
     text = "\n".join(lines)
     if not _may_mention(text, bare):
         return Unit(text, first_line, (), (), ())  # no heading quoted: no file to look for either
@@ -121,6 +135,12 @@ def parse_unit(lines: Sequence[str], first_line: int | None, bare: bool = True) 
         mentions += _bare(text, _blank_spans(rest, signs))
     ends = tuple(m.start() for m in SENTENCE_END_RE.finditer(rest))
     return Unit(text, first_line, tuple(sorted(mentions, key=lambda m: m.start)), files, ends)
+
+
+# Units by their lines, weighed by their text (held by the key, the unit and a few spans of it).
+_UNITS: BoundedCache[tuple[tuple[str, ...], int | None, bool], Unit] = BoundedCache(
+    2 * MAX_MEMO_CHARS, lambda unit: 128 + 3 * len(unit.text)
+)
 
 
 def _may_mention(text: str, bare: bool) -> bool:

@@ -409,6 +409,19 @@ def _whole_unit(lines: list[str], bare: bool) -> Unit:
     real = refs_module._may_mention
     refs_module._may_mention = lambda text, bare: True
     try:
-        return parse_unit(lines, 1, bare)
+        return refs_module._parse_unit(tuple(lines), 1, bare)  # not the units remembered
     finally:
         refs_module._may_mention = real
+
+
+def test_a_unit_read_again_is_the_one_read_before() -> None:
+    # A README's paragraphs are read by every review that removes a heading it may quote.
+    lines = ["See “UPGRADE NOTES” in README.md", "before upgrading."]
+    unit = parse_unit(lines, 3)
+    assert parse_unit(list(lines), 3) is unit  # equal lines in another list: found by value
+    assert [m.text for m in unit.mentions] == ["UPGRADE NOTES"]
+    moved = parse_unit(lines, 7)
+    assert moved is not unit and moved.line_of(moved.mentions[0].start) == 7
+    assert unit.line_of(unit.text.index("before")) == 4
+    code = parse_unit(lines, 3, bare=False)
+    assert code is not unit and code.mentions[0].loose

@@ -5,6 +5,7 @@ blanked, so that only what refers is left."""
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
@@ -153,8 +154,27 @@ def _cut(markdown: bool, prose: bool, text: str) -> tuple[Piece, ...]:
         blanked = _blank_fences(blanked)
     if prose:
         blocks = _runs([(i, line.strip() != "") for i, line in enumerate(blanked)], blanked)
+        if markdown:
+            blocks = [row for start, block in blocks for row in _table_rows(start, block)]
         return tuple((start, tuple(block), True) for start, block in blocks)
     return _code_pieces(markdown, "\n".join(blanked))
+
+
+def _table_rows(start: int, block: list[str]) -> list[tuple[int, list[str]]]:
+    """A paragraph of Markdown, a table in it cut into its rows, each a unit: a reader reads a row
+    across, never on into the next, so a quote in one row is not paired with a file another names
+    (in helm-docs' table of values, a default's quotes and another key's `values.yaml`). And an
+    unchanged row of a regenerated table is not read again (a table of 800 rows is one paragraph
+    of 95 KB)."""
+    for k in range(1, len(block)):
+        if "|" in block[k - 1] and "|" in block[k] and _TABLE_DELIMITER_RE.fullmatch(block[k]):
+            rows = [(start + i, [line]) for i, line in enumerate(block) if i >= k - 1]
+            return ([(start, block[: k - 1])] if k > 1 else []) + rows
+    return [(start, block)]
+
+
+# The row under a GitHub table's header: cells of dashes, each maybe with colons for alignment.
+_TABLE_DELIMITER_RE = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 
 
 def _blank_headings(markdown: bool, text: str) -> list[str]:

@@ -425,3 +425,42 @@ def test_a_unit_read_again_is_the_one_read_before() -> None:
     assert unit.line_of(unit.text.index("before")) == 4
     code = parse_unit(lines, 3, bare=False)
     assert code is not unit and code.mentions[0].loose
+
+
+HELM_DOCS = """# grafana
+
+Settings, as `helm-docs` writes them; see “UPGRADE NOTES” in UPGRADE.md first.
+
+| Key | Type | Default | Description |
+|-----|------|---------|-------------|
+| strategy.type | string | `"Recreate"` | How pods go: “ROLLING UPDATE MODE” |
+| image.repository | string | `"grafana/grafana"` | Pinned in values.yaml |
+| sidecar.enabled | bool | `false` | See “SIDECAR SETUP STEPS” in docs/SIDECAR.md |
+Trailing row | with | no | leading pipe
+"""
+
+
+def test_a_markdown_table_is_read_row_by_row() -> None:
+    # A quote in one row is not paired with the file another row names (read as one paragraph,
+    # “ROLLING UPDATE MODE” went to the next row's values.yaml); within a row it is, and the
+    # paragraph above the table is read as before.
+    units = file_units("README.md", HELM_DOCS)
+    assert [u.first_line for u in units] == [3, 5, 6, 7, 8, 9, 10]
+
+    def keep(file: FileRef) -> bool:  # the files the tree holds
+        return file.path in ("UPGRADE.md", "values.yaml", "docs/SIDECAR.md")
+
+    found = [
+        (r.text, r.file.path if r.file else None, r.line)
+        for u in units
+        for r in references(u, keep)
+    ]
+    assert ("UPGRADE NOTES", "UPGRADE.md", 3) in found
+    assert ("SIDECAR SETUP STEPS", "docs/SIDECAR.md", 9) in found
+    assert ("ROLLING UPDATE MODE", None, 7) in found  # its row names no file
+    whole = refs_module._parse_unit(tuple(HELM_DOCS.splitlines()[4:]), 5, True)
+    as_one = [(r.text, r.file.path) for r in references(whole, keep) if r.file]
+    assert ("ROLLING UPDATE MODE", "values.yaml") in as_one  # what the row cut prevents
+    # Without a delimiter row under it, a line of pipes is prose, not a table.
+    [prose] = file_units("README.md", "a | b\nsee “X Y” | in README.md\n")
+    assert prose.first_line == 1 and prose.text.count("\n") == 1

@@ -76,3 +76,26 @@ def test_a_long_leaf_is_kept(small_caches: None, monkeypatch: pytest.MonkeyPatch
     assert len(leaf) > 4096 and leaf in blocks._LEAVES._data
     again = blocks.load_mappings(text.replace("name: cm1", "name: cm2"))
     assert again[0]["data"]["config"] is parsed[0]["data"]["config"]  # not parsed again
+
+
+def test_a_long_cut_block_is_not_looked_up(
+    small_caches: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A lookup hashes the whole key: a CRD's upper levels, never kept once cut, would be hashed
+    # at every level on every parse for nothing.
+    monkeypatch.setattr(blocks, "CUT_KEPT_CHARS", 4096)
+    asked: list[str] = []
+    lookup = blocks._LEAVES.get
+
+    def get(key: str) -> object:
+        asked.append(key)
+        return lookup(key)
+
+    monkeypatch.setattr(blocks._LEAVES, "get", get)
+    text = crd_like(1) + "leaf: |\n" + "  a long block scalar\n" * 300
+    first = blocks.load_mappings(text)
+    assert all(len(key) <= 4096 for key in asked if not key.startswith("leaf:"))
+    assert any(len(key) > 4096 for key in asked)  # a long leaf is looked up: it is kept
+    asked.clear()
+    assert blocks.load_mappings(text) == first
+    assert [key for key in asked if len(key) > 4096] == [text[text.index("leaf: |") :]]

@@ -218,6 +218,12 @@ def _entry(text: str, indent: int, depth: int) -> dict[Any, Any]:
     """One entry (or a few, when a line at `indent` starts with something other than a plain key)
     of a block mapping, as the loader parses its text (its lines exactly as written, with the line
     break that ends them: a block scalar's last line break depends on it)."""
+    if len(text) > CUT_KEPT_CHARS:
+        # Never kept once cut, so cut it first: looking it up hashes all of it, at every level of
+        # a CRD (a quarter of re-parsing one that changed a line). A long leaf is looked up after.
+        hit = _nested(text, indent, depth)
+        if hit is not None:
+            return hit
     hit = _leaf(text)
     if hit is None:
         hit = _nested(text, indent, depth)
@@ -284,7 +290,7 @@ def _item(text: str, lo: int, hi: int, dash: int, depth: int) -> dict[Any, Any]:
     its keys where the first one sits (`- name: web` reads as `  name: web`), parsed once per
     distinct text (an unchanged container in a list that changed)."""
     item = f"{text[lo : lo + dash]} {text[lo + dash + 1 : hi]}"
-    hit = _leaf(item)
+    hit = _leaf(item) if len(item) <= CUT_KEPT_CHARS else None  # a long one is never kept
     if hit is None:
         hit = _mapping(item, 0, len(item), dash + 2, depth + 1)
         _keep(item, hit, cut=True)

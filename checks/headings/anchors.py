@@ -14,7 +14,7 @@ from typing import Any
 from bot.engine.context import Context, OpenPR
 from bot.engine.report import Finding, Severity
 from bot.git.objects import ChangedFile, GitView
-from checks.headings.files import TreeFiles, readable_text
+from checks.headings.files import TreeFiles
 from checks.headings.index import tree_index
 from checks.headings.mdlinks import AnchorLink, anchor_links
 from checks.headings.messages import ANCHOR_HINT, MESSAGES, NO_ANCHOR_HINT, finding
@@ -43,27 +43,28 @@ class Added:
     where: str
 
 
-def review_anchors(ctx: Context, head: TreeFiles, resolver: Resolver) -> AnchorOutcome:
+def review_anchors(
+    ctx: Context, head: TreeFiles, base: TreeFiles, resolver: Resolver
+) -> AnchorOutcome:
     out = AnchorOutcome()
-    base = TreeFiles(ctx.base)
-    for added in _added_links(ctx):
+    for added in _added_links(ctx, head):
         if added.link.repo is None:
             _judge_local(ctx, head, base, resolver, added, out)
         else:
-            _judge_linked(resolver, added, out)
+            _judge_linked(resolver, base, added, out)
     out.findings += removed_anchor_findings(ctx, head, base)
     return out
 
 
-def _added_links(ctx: Context) -> Iterator[Added]:
+def _added_links(ctx: Context, head: TreeFiles) -> Iterator[Added]:
     for change in ctx.changes:
-        text = readable_text(ctx.head, change.path) if change.added_lines else None
-        if change.status == "D" or text is None:
+        file = head.file(change.path) if change.added_lines else None
+        if change.status == "D" or file is None:
             continue
-        for link in anchor_links(change.path, text, change.added_lines):
+        for link in anchor_links(change.path, file.lines, change.added_lines):
             yield Added(link, change, f"{change.path} line {link.line}")
     for label, text in pr_texts(ctx.pr):
-        for link in anchor_links(None, text):
+        for link in anchor_links(None, text.splitlines()):
             yield Added(link, None, label)
 
 
@@ -100,7 +101,7 @@ def _judge_local(
     out.findings.append(_missing(added, path, AT_HEAD, anchors, preexisting=broken_before))
 
 
-def _judge_linked(resolver: Resolver, added: Added, out: AnchorOutcome) -> None:
+def _judge_linked(resolver: Resolver, base: TreeFiles, added: Added, out: AnchorOutcome) -> None:
     link = added.link
     assert link.repo is not None
     label = f"{link.repo}:{link.path}"
@@ -119,7 +120,7 @@ def _judge_linked(resolver: Resolver, added: Added, out: AnchorOutcome) -> None:
     if pr is not None:
         out.findings.append(_merge_order(added, label, *pr, repo=link.repo))
         return
-    old = added.change is not None and _base_has(resolver.ctx, added.change, link)
+    old = added.change is not None and _base_has(base, added.change, link)
     out.findings.append(_missing(added, label, tree.where, anchors, link.repo, preexisting=old))
 
 
@@ -136,8 +137,8 @@ def _holding_pr(
     return None
 
 
-def _base_has(ctx: Context, change: ChangedFile, link: AnchorLink) -> bool:
-    text = readable_text(ctx.base, change.old_path or change.path)
+def _base_has(base: TreeFiles, change: ChangedFile, link: AnchorLink) -> bool:
+    text = base.text(change.old_path or change.path)
     return text is not None and link.written in text
 
 
@@ -147,7 +148,7 @@ def _broken_at_base(
     """The base already wrote this link, and its file had no such anchor there either."""
     if change is None:
         return False
-    text = readable_text(base.tree, change.old_path or change.path)
+    text = base.text(change.old_path or change.path)
     if text is None or link.written not in text or not base.has(path):
         return False
     return find_anchor(base.anchors(path), link.anchor) is None
@@ -219,8 +220,8 @@ def removed_anchors(ctx: Context, head: TreeFiles, base: TreeFiles) -> list[Gone
         if change.status != "M" or not change.removed_lines or not is_markdown(change.path):
             continue
         kept = {a.name.lower() for a in head.anchors(change.path)}
-        base_text = readable_text(ctx.base, change.path)
-        head_text = readable_text(ctx.head, change.path)
+        base_text = base.text(change.path)
+        head_text = head.text(change.path)
         if base_text is None or head_text is None:
             continue
         for anchor in base.anchors(change.path):
@@ -251,10 +252,10 @@ def _linking_lines(ctx: Context, head: TreeFiles, gone: list[Gone]) -> dict[Gone
     linked: dict[Gone, list[str]] = {g: [] for g in gone}
     index = tree_index(ctx.head, ctx.base, ctx.changes)
     for path in sorted(index.may_link(name for _, name in wanted) & head.paths):
-        text = readable_text(ctx.head, path)
-        if text is None or not any(n in text.lower() for n in needles):
+        file = head.file(path)
+        if file is None or not any(n in file.text.lower() for n in needles):
             continue
-        for link in anchor_links(path, text):
+        for link in anchor_links(path, file.lines):
             target = target_path(head, link, path) if link.repo is None else None
             item = wanted.get((target or "", link.anchor.lower()))
             if item is not None and link.line not in added.get(path, frozenset()):

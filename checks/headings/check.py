@@ -18,7 +18,7 @@ from bot.engine.check import Check
 from bot.engine.context import Context
 from bot.engine.report import Finding
 from checks.headings.anchors import review_anchors
-from checks.headings.files import TreeFiles, readable_text
+from checks.headings.files import TreeFiles
 from checks.headings.messages import (
     AS_TEXT,
     CHECK_NAME,
@@ -65,9 +65,9 @@ def explain(ctx: Context) -> list[str]:
 
 
 def review(ctx: Context) -> Outcome:
-    head = TreeFiles(ctx.head)
+    head, base = TreeFiles(ctx.head), TreeFiles(ctx.base)  # each file read once for all below
     resolver = Resolver(ctx, head)
-    removals = removed_headings(ctx.base, ctx.head, ctx.changes)
+    removals = removed_headings(base, head, ctx.changes)
     findings: list[Finding] = []
     resolved: list[str] = []
     unchecked: list[str] = []
@@ -91,7 +91,7 @@ def review(ctx: Context) -> Outcome:
             unchecked.append(f"“{seen.ref.text}” in {seen.where} near {resolution.file} {EMPHASIS}")
     if removals:
         findings += removal_findings(ctx, head, removals, resolved)
-    links = review_anchors(ctx, head, resolver)
+    links = review_anchors(ctx, head, base, resolver)
     findings += links.findings
     resolved += links.resolved
     unchecked += links.unchecked
@@ -128,14 +128,14 @@ def _contains(quote: str, heading: str) -> bool:
 
 def _references(ctx: Context, head: TreeFiles) -> Iterator[Seen]:
     for change in ctx.changes:
-        text = readable_text(ctx.head, change.path) if change.added_lines else None
-        if change.status == "D" or text is None:
+        file = head.file(change.path) if change.added_lines else None
+        if change.status == "D" or file is None:
             continue
 
         def keep(file: FileRef, at: str = change.path) -> bool:
             return bool(file.repo or head.candidates(file.path, at) or ctx.base.is_file(file.path))
 
-        for unit in file_units(change.path, text, change.added_lines):
+        for unit in file_units(file, change.added_lines):
             for ref in references(unit, keep, change.added_lines):
                 yield Seen(ref, change.path, f"{change.path} line {ref.line}")
     for label, text in pr_texts(ctx.pr):

@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterable
 
 from bot.git.objects import Tree
-from bot.lru import IdentityMemo
+from bot.lru import BoundedCache, IdentityMemo
+from checks.headings.filetext import FileText
 from checks.headings.slugs import Anchor, anchors
 from checks.headings.text import Heading, find_headings, is_markdown
 
@@ -18,6 +19,9 @@ MAX_TEXT_BYTES = 1_000_000
 # Trees whose paths are kept by the tree object: a review lists each of its two trees several times
 # (its files, its index, the names a reference may mean), and a listing of 3,000 paths costs 10 ms.
 MAX_LISTED_TREES = 8
+# The characters of the files one tree of a review keeps read (FileText, its lines weighed too): a PR
+# may change thousands of files of up to MAX_TEXT_BYTES each.
+REVIEW_TEXT_CHARS = 16 * 2**20
 
 _PATHS: IdentityMemo[Tree, frozenset[str]] = IdentityMemo(MAX_LISTED_TREES)
 
@@ -62,6 +66,22 @@ class TreeFiles:
         self._by_basename: dict[str, tuple[str, ...]] | None = None
         self._headings: dict[str, tuple[Heading, ...]] = {}
         self._anchors: dict[str, tuple[Anchor, ...]] = {}
+        self._files: BoundedCache[str, tuple[FileText | None]] = BoundedCache(
+            REVIEW_TEXT_CHARS, lambda kept: 64 + (2 * len(kept[0].text) if kept[0] else 0)
+        )
+
+    def file(self, path: str) -> FileText | None:
+        """The file read as text (`readable_text`), once per review while the budget holds it."""
+        kept = self._files.get(path)
+        if kept is None:
+            text = readable_text(self.tree, path)
+            kept = (FileText(path, text) if text is not None else None,)
+            self._files.put(path, kept)
+        return kept[0]
+
+    def text(self, path: str) -> str | None:
+        file = self.file(path)
+        return file.text if file is not None else None
 
     @property
     def paths(self) -> frozenset[str]:
@@ -102,21 +122,21 @@ class TreeFiles:
 
     def headings(self, path: str) -> tuple[Heading, ...]:
         if path not in self._headings:
-            text = readable_text(self.tree, path)
+            text = self.text(path)
             self._headings[path] = find_headings(path, text) if text is not None else ()
         return self._headings[path]
 
     def anchors(self, path: str) -> tuple[Anchor, ...]:
         """The anchors of a Markdown file (none for any other file: GitHub renders no headings)."""
         if path not in self._anchors:
-            text = readable_text(self.tree, path) if is_markdown(path) else None
+            text = self.text(path) if is_markdown(path) else None
             self._anchors[path] = anchors(text) if text is not None else ()
         return self._anchors[path]
 
     def text_lines(self, path: str, phrase: str, besides: int | None = None) -> tuple[int, ...]:
         """The lines of `path` where `phrase` stands as text (heading or not), other than
         `besides` (the line that quotes it, when the file quotes itself)."""
-        text = readable_text(self.tree, path)
+        text = self.text(path)
         if text is None:
             return ()
         pattern = heading_pattern([phrase])

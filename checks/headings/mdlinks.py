@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -44,11 +45,11 @@ class AnchorLink:
 
 
 def anchor_links(
-    path: str | None, text: str, wanted: frozenset[int] | None = None
+    path: str | None, lines: Sequence[str], wanted: frozenset[int] | None = None
 ) -> list[AnchorLink]:
     """The anchor links of a file (`path`) or of PR text (`path` None: only blob URLs lead anywhere
-    there), on the `wanted` lines when given. Fenced code and code spans are examples, not links."""
-    lines = text.splitlines()
+    there), given as its lines (str.splitlines), on the `wanted` lines when given. Fenced code and
+    code spans are examples, not links."""
     skip = fenced_lines(lines) if path is None or is_markdown(path) else frozenset()
     numbers = range(1, len(lines) + 1) if wanted is None else sorted(wanted)
     found: list[AnchorLink] = []

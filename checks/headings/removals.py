@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from bot.engine.context import Context, PullRequestInfo
 from bot.git.objects import ChangedFile, Tree
 from checks.headings.files import TreeFiles, heading_pattern, readable_text, tree_paths
+from checks.headings.filetext import FileText
 from checks.headings.index import TreeIndex, tree_index
 from checks.headings.refs import FileRef, Reference, references
 from checks.headings.text import (
     MIN_CAPITALS,
     comment_heading,
     find_headings,
-    is_markdown,
     line_comment,
-    lines_stand_alone,
-    odd_breaks,
 )
 from checks.headings.units import file_units
 
@@ -44,18 +42,21 @@ class Removal:
     new_wording: str | None  # the heading the PR adds in its place, when it rewords
 
 
-def removed_headings(base: Tree, head: Tree, changes: tuple[ChangedFile, ...]) -> list[Removal]:
+def removed_headings(
+    base: TreeFiles, head: TreeFiles, changes: tuple[ChangedFile, ...]
+) -> list[Removal]:
     removals: list[Removal] = []
     for change in changes:
         old_path = change.old_path or change.path
-        base_text = readable_text(base, old_path) if change.removed_lines else None
-        if base_text is None or not _may_remove(old_path, base_text, change.removed_lines):
+        base_file = base.file(old_path) if change.removed_lines else None
+        if base_file is None or not _may_remove(base_file, change.removed_lines):
             continue
-        gone = [h for h in find_headings(old_path, base_text) if h.line in change.removed_lines]
-        head_text = readable_text(head, change.path) if change.status != "D" else None
-        head_headings = find_headings(change.path, head_text) if head_text is not None else ()
+        base_text = base_file.text
+        gone = [h for h in base.headings(old_path) if h.line in change.removed_lines]
+        head_text = head.text(change.path) if change.status != "D" else None
+        head_headings = head.headings(change.path) if head_text is not None else ()
         kept = {h.text for h in head_headings}
-        base_texts = {h.text for h in find_headings(old_path, base_text)}
+        base_texts = {h.text for h in base.headings(old_path)}
         added = [
             h for h in head_headings if h.line in change.added_lines and h.text not in base_texts
         ]
@@ -69,18 +70,18 @@ def removed_headings(base: Tree, head: Tree, changes: tuple[ChangedFile, ...]) -
     return removals
 
 
-def _may_remove(path: str, text: str, removed: frozenset[int]) -> bool:
+def _may_remove(file: FileText, removed: frozenset[int]) -> bool:
     """Whether a removed line may hold a heading; told from those lines alone where it can be, so
     that neither side's file is read whole for nothing (a values.yaml's change removes values, a
     template's its code, seldom a heading). Outside Markdown a heading is ALL-CAPS, its capitals
     on its line whatever comment holds it; where lines_stand_alone, a line's comment is its own."""
-    if is_markdown(path) or odd_breaks(text):
+    if file.markdown or file.odd_breaks:
         return True
-    lines = text.split("\n")  # lines as splitlines cuts them, with no odd breaks
+    lines = file.lines  # cut at `\n` alone: no odd breaks
     gone = [lines[n - 1] for n in removed if 0 < n <= len(lines)]
     if not any(sum(map(str.isupper, line)) >= MIN_CAPITALS for line in gone):
         return False
-    if not lines_stand_alone(text, False):
+    if not file.stands_alone:
         return True
     return any(body is not None and comment_heading(body) for body in map(line_comment, gone))
 
@@ -115,10 +116,10 @@ def quoting_files(
 
     index = tree_index(ctx.head, ctx.base, ctx.changes)
     for path in sorted(index.may_quote(r.text for r in removals) & files.paths):
-        text = readable_text(ctx.head, path)
-        if text is None or not pattern.search(text):
+        read = files.file(path)
+        if read is None or not pattern.search(read.text):
             continue
-        for unit in file_units(path, text):
+        for unit in file_units(read):
             for ref in references(unit, keep):
                 if ref.line in added.get(path, frozenset()):
                     continue

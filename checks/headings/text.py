@@ -4,6 +4,7 @@ Markdown ATX or setext heading of any case. Pure text in, values out."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.lru import BoundedCache
@@ -303,7 +304,7 @@ def markdown_heading_lines(text: str) -> dict[int, str]:
     return found
 
 
-def fenced_lines(lines: list[str]) -> frozenset[int]:
+def fenced_lines(lines: Sequence[str]) -> frozenset[int]:
     """Indexes of the lines of fenced code blocks, fences included: code, not prose."""
     fenced: set[int] = set()
     inside = False

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from bot.lru import BoundedCache
+from checks.headings.filetext import FileText
 from checks.headings.refs import Unit, blank, parse_unit
 from checks.headings.text import (
     ATX_RE,
@@ -21,10 +22,7 @@ from checks.headings.text import (
     comment_heading,
     fenced_lines,
     headings_in,
-    is_markdown,
     line_comment,
-    lines_stand_alone,
-    odd_breaks,
 )
 
 # Files read as prose: every line of a paragraph counts, not only comments.
@@ -33,17 +31,17 @@ PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst", ".adoc")
 T = TypeVar("T")
 
 
-def file_units(path: str, text: str, wanted: frozenset[int] | None = None) -> list[Unit]:
+def file_units(file: FileText, wanted: frozenset[int] | None = None) -> list[Unit]:
     """The units of a file that hold a wanted line (every unit when `wanted` is None): paragraphs of
     a prose file, comment blocks and single code lines elsewhere. Heading lines are definitions, not
     references, and are blanked."""
-    markdown, prose = is_markdown(path), path.lower().endswith(PROSE_SUFFIXES)
-    if wanted is not None and not prose and lines_stand_alone(text, markdown):
-        pieces = _wanted_code_pieces(text.splitlines(), wanted)
-    elif wanted is not None and not prose and not markdown and not odd_breaks(text):
-        pieces = _wanted_stretch_pieces(text, wanted)
+    markdown, prose = file.markdown, file.path.lower().endswith(PROSE_SUFFIXES)
+    if wanted is not None and not prose and file.stands_alone:
+        pieces = _wanted_code_pieces(file.lines, wanted)
+    elif wanted is not None and not prose and not markdown and not file.odd_breaks:
+        pieces = _wanted_stretch_pieces(file, wanted)
     else:
-        pieces = _pieces(markdown, prose, text)
+        pieces = _pieces(markdown, prose, file.text)
     units = []
     for start, block, bare in pieces:
         if wanted is None or any(n in wanted for n in range(start + 1, start + 1 + len(block))):
@@ -51,7 +49,7 @@ def file_units(path: str, text: str, wanted: frozenset[int] | None = None) -> li
     return units
 
 
-def _wanted_code_pieces(lines: list[str], wanted: frozenset[int]) -> tuple[Piece, ...]:
+def _wanted_code_pieces(lines: Sequence[str], wanted: frozenset[int]) -> tuple[Piece, ...]:
     """The pieces _code_pieces cuts that hold a wanted line, in its order (comment blocks, then
     code lines), read from the wanted lines and the comment lines around them: where
     lines_stand_alone, no other line can change them."""
@@ -82,16 +80,14 @@ def _wanted_code_pieces(lines: list[str], wanted: frozenset[int]) -> tuple[Piece
     return (*blocks, *code)
 
 
-def _wanted_stretch_pieces(text: str, wanted: frozenset[int]) -> tuple[Piece, ...]:
+def _wanted_stretch_pieces(file: FileText, wanted: frozenset[int]) -> tuple[Piece, ...]:
     """The pieces _code_pieces cuts that hold a wanted line, in its order, where block comments
     tie lines together (a template's `{{/* */}}`): a wanted comment line is cut with the stretch of
     comment lines around it, up to the lines outside every block comment that hold none. Nothing
     carries across such a line (it ends a run of comment lines, no block is open there, and it is
     a piece of code alone), so a stretch cuts as it does in the whole file."""
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()  # as str.splitlines: a final line break ends a line, it starts none
-    spans = block_comment_lines(text)
+    lines = file.lines  # cut at `\n` alone: no odd breaks
+    spans = block_comment_lines(file.text)
     starts = [first for first, _ in spans]
 
     def free(i: int) -> bool:  # outside every block comment, and no comment line

@@ -84,7 +84,10 @@ def test_anchor_link_forms() -> None:
             "```",
         ]
     )
-    found = [(k.line, k.path, k.anchor, k.repo, k.ref) for k in anchor_links("docs/a.md", text)]
+    found = [
+        (k.line, k.path, k.anchor, k.repo, k.ref)
+        for k in anchor_links("docs/a.md", text.splitlines())
+    ]
     assert found == [
         (1, "docs/guide.md", "install-the-client-chart", None, None),
         (1, "docs/a.md", "operations-guide", None, None),
@@ -98,16 +101,17 @@ def test_anchor_link_forms() -> None:
 def test_only_the_wanted_lines_are_read() -> None:
     text = "[a](x.md#one)\n```\n[b](x.md#fenced)\n```\n[c](x.md#three)\n[d](x.md#four)\n"
     wanted = frozenset({0, 3, 5, 6, 99})  # a fence's line, two links, lines that are not there
-    found = [(k.line, k.anchor) for k in anchor_links("docs/a.md", text, wanted)]
+    found = [(k.line, k.anchor) for k in anchor_links("docs/a.md", text.splitlines(), wanted)]
     assert found == [(5, "three"), (6, "four")]
     assert [
-        k.line for k in anchor_links("values.yaml", "# x.md#a\n# x.md#b\n", frozenset({2}))
+        k.line
+        for k in anchor_links("values.yaml", "# x.md#a\n# x.md#b\n".splitlines(), frozenset({2}))
     ] == [2]
 
 
 def test_pr_text_links_only_through_blob_urls() -> None:
     text = "[a](docs/x.md#a) and https://github.com/acme/charts/blob/main/README.md#usage"
-    [link] = anchor_links(None, text)
+    [link] = anchor_links(None, text.splitlines())
     assert (link.line, link.repo, link.path, link.anchor) == (
         None,
         "acme/charts",

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks.headings import units
+from checks.headings.filetext import FileText
 from checks.headings.refs import Unit, parse_unit
 from checks.headings.removals import _may_remove
 from checks.headings.text import find_headings, is_markdown, lines_stand_alone
@@ -62,7 +63,7 @@ def whole_file_units(path: str, text: str, wanted: frozenset[int]) -> list[Unit]
 @given(_file())
 def test_the_wanted_lines_units_are_the_whole_files(case: tuple[str, str, frozenset[int]]) -> None:
     path, text, wanted = case
-    assert file_units(path, text, wanted) == whole_file_units(path, text, wanted)
+    assert file_units(FileText(path, text), wanted) == whole_file_units(path, text, wanted)
 
 
 @st.composite
@@ -80,7 +81,7 @@ def test_a_templates_wanted_lines_with_block_comments_are_the_whole_files(
     case: tuple[str, str, frozenset[int]],
 ) -> None:
     path, text, wanted = case
-    assert file_units(path, text, wanted) == whole_file_units(path, text, wanted)
+    assert file_units(FileText(path, text), wanted) == whole_file_units(path, text, wanted)
 
 
 def test_a_template_with_block_comments_is_cut_by_the_stretches_it_touches(
@@ -93,7 +94,7 @@ def test_a_template_with_block_comments_is_cut_by_the_stretches_it_touches(
     real = units._cut
     monkeypatch.setattr(units, "_cut", lambda m, p, t: cut.append(t) or real(m, p, t))
     wanted = frozenset({3, 408})  # in the first block comment, and in the second
-    assert file_units("templates/x.tpl", text, wanted) == whole_file_units(
+    assert file_units(FileText("templates/x.tpl", text), wanted) == whole_file_units(
         "templates/x.tpl", text, wanted
     )
     *stretches, whole = cut
@@ -106,7 +107,7 @@ def test_a_template_with_block_comments_is_cut_by_the_stretches_it_touches(
 def test_a_removed_heading_is_never_missed(case: tuple[str, str, frozenset[int]]) -> None:
     path, text, removed = case
     if any(h.line in removed for h in find_headings(path, text)):
-        assert _may_remove(path, text, removed)
+        assert _may_remove(FileText(path, text), removed)
 
 
 def test_a_values_file_is_read_by_its_lines_a_template_with_block_comments_whole() -> None:
@@ -120,18 +121,22 @@ def test_a_values_file_is_read_by_its_lines_a_template_with_block_comments_whole
     hidden = "a: 1\r{{/*\n# SECTION TITLE HERE\n  see README.md\n*/}}\n"
     assert not lines_stand_alone(hidden, markdown=False)
     wanted = frozenset({2, 3})
-    assert file_units("x.tpl", hidden, wanted) == whole_file_units("x.tpl", hidden, wanted)
+    assert file_units(FileText("x.tpl", hidden), wanted) == whole_file_units(
+        "x.tpl", hidden, wanted
+    )
     # A removal of values alone reads no heading; of the heading line, it may remove one.
-    assert not _may_remove("values.yaml", values, frozenset({2, 3}))
-    assert _may_remove("values.yaml", values, frozenset({1}))
+    assert not _may_remove(FileText("values.yaml", values), frozenset({2, 3}))
+    assert _may_remove(FileText("values.yaml", values), frozenset({1}))
     # With block comments, a removal is read whole only where its lines have a heading's capitals.
     template = "{{/* NOTE HERE */}}\n" + values
-    assert not _may_remove("templates/x.yaml", template, frozenset({3, 4}))
-    assert _may_remove("templates/x.yaml", "{{/*\nSECTION TITLE HERE\n*/}}\n", frozenset({2}))
+    assert not _may_remove(FileText("templates/x.yaml", template), frozenset({3, 4}))
+    assert _may_remove(
+        FileText("templates/x.yaml", "{{/*\nSECTION TITLE HERE\n*/}}\n"), frozenset({2})
+    )
 
 
 def test_a_comment_block_around_an_added_line_is_one_unit_with_its_heading_blanked() -> None:
     text = "a: 1\n# UPGRADE NOTES FIRST\n# see the README.md\n# section “X Y”\nb: 2\n"
-    [unit] = file_units("values.yaml", text, frozenset({3}))
+    [unit] = file_units(FileText("values.yaml", text), frozenset({3}))
     assert unit.first_line == 2
     assert "UPGRADE NOTES" not in unit.text and "see the README.md" in unit.text

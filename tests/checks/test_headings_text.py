@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks.headings import refs as refs_module
+from checks.headings.filetext import FileText
 from checks.headings.refs import (
     SECTION_AFTER_RE,
     SECTION_BEFORE_RE,
@@ -208,7 +209,7 @@ def test_above_and_below_in_a_comment_block() -> None:
             "# see `PORTS ARE FIXED` (below)",
         ]
     )
-    found = [r for u in file_units("t.yaml", text) for r in references(u, lambda f: True)]
+    found = [r for u in file_units(FileText("t.yaml", text)) for r in references(u, lambda f: True)]
     assert [(r.text, r.side, r.line) for r in found] == [
         ("READINESS ONLY", "above", 3),
         ("PORTS ARE FIXED", "below", 4),
@@ -217,12 +218,14 @@ def test_above_and_below_in_a_comment_block() -> None:
 
 def test_a_heading_line_defines_and_does_not_refer() -> None:
     text = "# READINESS ONLY — kept in sync with values.yaml\nreadinessProbe: {}\n"
-    assert [r for u in file_units("t.yaml", text) for r in references(u, lambda f: True)] == []
+    assert [
+        r for u in file_units(FileText("t.yaml", text)) for r in references(u, lambda f: True)
+    ] == []
 
 
 def test_only_wanted_lines_are_read() -> None:
     text = "# see READINESS ONLY in values.yaml\n# and SINGLE REPLICA in values.yaml\n"
-    units = file_units("notes.sh", "x: 1\n" + text, frozenset({3}))
+    units = file_units(FileText("notes.sh", "x: 1\n" + text), frozenset({3}))
     found = [r for u in units for r in references(u, lambda f: True, frozenset({3}))]
     assert [(r.text, r.line) for r in found] == [("SINGLE REPLICA", 3)]
 
@@ -241,9 +244,9 @@ def test_one_text_read_as_markdown_and_as_code_keeps_both_readings_apart() -> No
 
 def test_the_units_kept_for_a_text_are_filtered_by_each_ask_for_its_lines() -> None:
     text = "a: 1\n# see the README\nb: 2\n"
-    assert [u.first_line for u in file_units("values.yaml", text, frozenset({1}))] == [1]
-    assert [u.first_line for u in file_units("values.yaml", text, frozenset({2}))] == [2]
-    assert [u.first_line for u in file_units("values.yaml", text)] == [2, 1, 3]
+    assert [u.first_line for u in file_units(FileText("values.yaml", text), frozenset({1}))] == [1]
+    assert [u.first_line for u in file_units(FileText("values.yaml", text), frozenset({2}))] == [2]
+    assert [u.first_line for u in file_units(FileText("values.yaml", text))] == [2, 1, 3]
 
 
 def test_lines_that_cannot_open_a_comment_are_none_and_block_comments_still_span() -> None:
@@ -272,7 +275,7 @@ def test_a_dashboards_line_of_quoted_strings_is_one_unit_quoting_no_heading() ->
     line = (
         '{"panels": [' + ", ".join(f'{{"title": "Panel {n} section"}}' for n in range(3000)) + "]}"
     )
-    (unit,) = file_units("templates/dashboard.yaml", line + "\n", frozenset({1}))
+    (unit,) = file_units(FileText("templates/dashboard.yaml", line + "\n"), frozenset({1}))
     assert unit.first_line == 1 and not unit.mentions
 
 
@@ -360,7 +363,7 @@ def test_a_crafted_line_of_thousands_of_references_is_read_in_one_pass() -> None
     file by file, this line took hours; it is read in about a second."""
     n = 20_000
     line = "# " + "“ALPHA BETA GAMMA” (a.yaml). " * n
-    (unit,) = file_units("values.yaml", line + "\n", frozenset({1}))
+    (unit,) = file_units(FileText("values.yaml", line + "\n"), frozenset({1}))
     found = references(unit, lambda f: True)
     # The first quote opens the comment: it is the heading the comment defines, not a reference.
     assert len(found) == n - 1
@@ -444,7 +447,7 @@ def test_a_markdown_table_is_read_row_by_row() -> None:
     # A quote in one row is not paired with the file another row names (read as one paragraph,
     # “ROLLING UPDATE MODE” went to the next row's values.yaml); within a row it is, and the
     # paragraph above the table is read as before.
-    units = file_units("README.md", HELM_DOCS)
+    units = file_units(FileText("README.md", HELM_DOCS))
     assert [u.first_line for u in units] == [3, 5, 6, 7, 8, 9, 10]
 
     def keep(file: FileRef) -> bool:  # the files the tree holds
@@ -462,5 +465,5 @@ def test_a_markdown_table_is_read_row_by_row() -> None:
     as_one = [(r.text, r.file.path) for r in references(whole, keep) if r.file]
     assert ("ROLLING UPDATE MODE", "values.yaml") in as_one  # what the row cut prevents
     # Without a delimiter row under it, a line of pipes is prose, not a table.
-    [prose] = file_units("README.md", "a | b\nsee “X Y” | in README.md\n")
+    [prose] = file_units(FileText("README.md", "a | b\nsee “X Y” | in README.md\n"))
     assert prose.first_line == 1 and prose.text.count("\n") == 1

@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.headings import units
-from checks.headings.filetext import FileText
+from checks.headings import filetext, units
+from checks.headings import text as text_module
+from checks.headings.filetext import FileText, StretchedLines
 from checks.headings.refs import Unit, parse_unit
 from checks.headings.removals import _may_remove
-from checks.headings.text import find_headings, is_markdown, lines_stand_alone
+from checks.headings.text import find_headings, find_token, is_markdown, lines_stand_alone
 from checks.headings.units import PROSE_SUFFIXES, file_units
 
 # Lines of values files, templates and scripts: comments of every prefix, ALL-CAPS headings with
@@ -140,3 +141,60 @@ def test_a_comment_block_around_an_added_line_is_one_unit_with_its_heading_blank
     [unit] = file_units(FileText("values.yaml", text), frozenset({3}))
     assert unit.first_line == 2
     assert "UPGRADE NOTES" not in unit.text and "see the README.md" in unit.text
+
+
+@settings(max_examples=500, deadline=None, database=None, print_blob=True)
+@given(st.text(alphabet="/*<!-a\n’", max_size=80), st.sampled_from(["/*", "<!--"]), st.data())
+def test_a_token_is_found_where_str_find_finds_it(
+    text: str, token: str, data: st.DataObject
+) -> None:
+    pos = data.draw(st.integers(0, len(text)))
+    until = data.draw(st.integers(pos, len(text)))
+    hits = text_module._FALSE_HITS
+    try:
+        for text_module._FALSE_HITS in (0, 1, 3, hits):  # and past them, str.find's own search
+            assert find_token(text, token, pos, until) == text.find(token, pos, until)
+    finally:
+        text_module._FALSE_HITS = hits
+
+
+@settings(max_examples=300, deadline=None, database=None, print_blob=True)
+@given(st.lists(st.text(alphabet="ab’ #", max_size=6), max_size=30), st.booleans(), st.data())
+def test_a_long_texts_lines_are_cut_as_splitlines_cuts_them(
+    lines: list[str], ended: bool, data: st.DataObject
+) -> None:
+    text = "\n".join(lines) + ("\n" if ended and lines else "")
+    whole = text.splitlines()
+    stretch = filetext.STRETCH_CHARS
+    try:
+        for filetext.STRETCH_CHARS in (0, 1, 7, stretch):  # a stretch a line, a few, all of it
+            cut = StretchedLines(text)
+            assert len(cut) == len(whole) and list(cut) == whole
+            lo = data.draw(st.integers(-3, len(whole) + 3))
+            hi = data.draw(st.integers(-3, len(whole) + 3))
+            assert cut[lo:hi] == whole[lo:hi]
+            if whole:
+                assert cut[-1] == whole[-1]
+            with pytest.raises(IndexError):
+                cut[len(whole)]
+    finally:
+        filetext.STRETCH_CHARS = stretch
+
+
+def test_a_long_file_is_read_by_its_stretches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(filetext, "CHUNKED_CHARS", 1000)
+    monkeypatch.setattr(filetext, "STRETCH_CHARS", 200)
+    text = (
+        "".join(f"field{n}: value {n}\n" for n in range(400))
+        + "# see “SOME HEADING” in README.md\n"
+    )
+    file = FileText("crd.yaml", text)
+    assert isinstance(file.lines, StretchedLines)
+    [unit] = file_units(file, frozenset({401}))
+    assert unit.first_line == 401 and "SOME HEADING" in unit.text
+    assert len(file.lines._stretches) == 1  # the stretch of line 401 alone was cut into lines
+    assert file_units(file, frozenset({401})) == whole_file_units(
+        "crd.yaml", text, frozenset({401})
+    )
+    # Odd line breaks: splitlines cuts more than `\n`, so the lines are cut whole, as before.
+    assert isinstance(FileText("crd.yaml", text + "a\rb\n").lines, tuple)

@@ -100,3 +100,14 @@ def test_no_lock_and_an_unreadable_lock(tmp_path: Path) -> None:
     assert lock is not None and lock.error == (
         "charts/app/Chart.lock is not a YAML mapping Helm can read"
     )
+
+
+def test_a_lock_read_again_is_the_one_read_before_until_a_file_changes(tmp_path: Path) -> None:
+    g = locked_repo(tmp_path, EXTRAS["plain"])
+    first = read_lock(GitRepo(g.path).tree("develop"), "charts/app")
+    assert first is not None and first.in_sync
+    assert read_lock(GitRepo(g.path).tree("develop"), "charts/app") is first  # by the texts
+    text = (g.path / "charts/app/Chart.yaml").read_text()
+    g.write("charts/app/Chart.yaml", text.replace("~1.2.0", "~1.3.0")).commit("range")
+    after = read_lock(GitRepo(g.path).tree("develop"), "charts/app")  # the same Chart.lock
+    assert after is not None and not after.in_sync

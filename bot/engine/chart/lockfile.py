@@ -21,6 +21,7 @@ from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 from bot.kube.constraint import satisfies
+from bot.lru import BoundedCache
 
 LOCK_FILE = "Chart.lock"
 OUT_OF_SYNC = (
@@ -71,8 +72,22 @@ def read_lock(tree: Tree, chart_dir: str) -> Lock | None:
     text = tree.text(path)
     if text is None:
         return None
+    chart_text = tree.text(f"{dir_prefix(chart_dir)}Chart.yaml") or ""
+    key = (path, text, chart_text)
+    return _LOCKS.get_or_make(key, lambda: (_lock(*key), len(text) + len(chart_text)))[0]
+
+
+# Read locks by the two files' texts, weighed by them (a PR's files may be large): both sides of
+# every review read each chart's lock, and a replay or the next push reads the same one again (a
+# chart's lock changes with its dependencies, seldom).
+_LOCKS: BoundedCache[tuple[str, str, str], tuple[Lock, int]] = BoundedCache(
+    4 << 20, lambda kept: 256 + kept[1]
+)
+
+
+def _lock(path: str, text: str, chart_text: str) -> Lock:
     lock = _mapping(text)
-    chart = _mapping(tree.text(f"{dir_prefix(chart_dir)}Chart.yaml") or "")
+    chart = _mapping(chart_text)
     if lock is None:
         return Lock(path, error=f"{path} is not a YAML mapping Helm can read")
     requirements = _entries(chart.get("dependencies") if chart else None)

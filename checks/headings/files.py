@@ -49,12 +49,15 @@ def readable_text(tree: Tree, path: str) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
-def heading_pattern(texts: Iterable[str]) -> re.Pattern[str]:
-    """Matches any of `texts` as whole words, with any whitespace between them."""
+def heading_pattern(texts: Iterable[str], whole_words: bool = True) -> re.Pattern[str]:
+    """Matches any of `texts` as whole words, with any whitespace between them; without
+    `whole_words`, wherever its words stand so (what any text quoting one holds, word boundaries
+    aside)."""
     parts = [r"\s+".join(re.escape(word) for word in text.split()) for text in texts]
     if not parts:
         return re.compile(r"(?!)")
-    return re.compile(r"(?<!\w)(?:" + "|".join(sorted(parts, key=len, reverse=True)) + r")(?!\w)")
+    either = "(?:" + "|".join(sorted(parts, key=len, reverse=True)) + ")"
+    return re.compile(rf"(?<!\w){either}(?!\w)" if whole_words else either)
 
 
 class TreeFiles:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -105,6 +106,11 @@ def quoting_files(
     are references the forward check resolves and reports)."""
     added = {c.path: c.added_lines for c in ctx.changes}
     pattern = heading_pattern({r.text for r in removals})
+    # A unit quotes a heading only where it holds its words, so only the units with a line holding
+    # one's first word are cut and looked at (a README that quotes it once is hundreds of
+    # paragraphs, a dashboard thousands of lines), and of those, the ones holding all its words.
+    words = heading_pattern({r.text for r in removals}, whole_words=False)
+    first_words = re.compile("|".join(re.escape(r.text.split()[0]) for r in removals))
     base_paths = tree_paths(ctx.base)
     known = base_paths | {posixpath.basename(p) for p in base_paths}
     quoted: dict[Removal, list[Referrer]] = {r: [] for r in removals}
@@ -119,7 +125,8 @@ def quoting_files(
         read = files.file(path)
         if read is None or not pattern.search(read.text):
             continue
-        for unit in file_units(read):
+        lines = None if read.odd_breaks else _lines_holding(read.text, first_words)
+        for unit in file_units(read, lines, holding=words):
             for ref in references(unit, keep):
                 if ref.line in added.get(path, frozenset()):
                     continue
@@ -127,6 +134,17 @@ def quoting_files(
                     if _quotes(files, ref, path, removal):
                         quoted[removal].append(Referrer(f"{path} line {ref.line}", ref.explicit))
     return quoted
+
+
+def _lines_holding(text: str, pattern: re.Pattern[str]) -> frozenset[int]:
+    """The numbers of the lines where `pattern` finds something, counted at `\n` (a text with no
+    odd line breaks, whose lines splitlines cuts there alone)."""
+    numbers, line, at = set(), 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", at, match.start())
+        at = match.start()
+        numbers.add(line)
+    return frozenset(numbers)
 
 
 def _quotes(files: TreeFiles, ref: Reference, path: str, removal: Removal) -> bool:

@@ -31,10 +31,12 @@ PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst", ".adoc")
 T = TypeVar("T")
 
 
-def file_units(file: FileText, wanted: frozenset[int] | None = None) -> list[Unit]:
-    """The units of a file that hold a wanted line (every unit when `wanted` is None): paragraphs of
-    a prose file, comment blocks and single code lines elsewhere. Heading lines are definitions, not
-    references, and are blanked."""
+def file_units(
+    file: FileText, wanted: frozenset[int] | None = None, holding: re.Pattern[str] | None = None
+) -> list[Unit]:
+    """The units of a file that hold a wanted line (every unit when `wanted` is None), and with
+    `holding`, text it finds: paragraphs of a prose file, comment blocks and single code lines
+    elsewhere. Heading lines are definitions, not references, and are blanked."""
     markdown, prose = file.markdown, file.path.lower().endswith(PROSE_SUFFIXES)
     if wanted is not None and not prose and file.stands_alone:
         pieces = _wanted_code_pieces(file.lines, wanted)
@@ -44,7 +46,9 @@ def file_units(file: FileText, wanted: frozenset[int] | None = None) -> list[Uni
         pieces = _pieces(markdown, prose, file.text)
     units = []
     for start, block, bare in pieces:
-        if wanted is None or any(n in wanted for n in range(start + 1, start + 1 + len(block))):
+        numbers = range(start + 1, start + 1 + len(block))
+        touched = wanted is None or any(n in wanted for n in numbers)
+        if touched and (holding is None or holding.search("\n".join(block))):
             units.append(parse_unit(block, start + 1, bare))
     return units
 

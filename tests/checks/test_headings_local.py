@@ -4,15 +4,18 @@ hold a heading), where checks/headings/text.py's lines_stand_alone lets them."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks.headings import filetext, units
 from checks.headings import text as text_module
+from checks.headings.files import heading_pattern
 from checks.headings.filetext import FileText, StretchedLines
 from checks.headings.refs import Unit, parse_unit
-from checks.headings.removals import _may_remove
+from checks.headings.removals import _lines_holding, _may_remove
 from checks.headings.text import find_headings, find_token, is_markdown, lines_stand_alone
 from checks.headings.units import PROSE_SUFFIXES, file_units
 
@@ -198,3 +201,39 @@ def test_a_long_file_is_read_by_its_stretches(monkeypatch: pytest.MonkeyPatch) -
     )
     # Odd line breaks: splitlines cuts more than `\n`, so the lines are cut whole, as before.
     assert isinstance(FileText("crd.yaml", text + "a\rb\n").lines, tuple)
+
+
+HEADINGS = ["SECTION ONE TITLE", "UPGRADE NOTES", "ALPHA BETA", "Values", "X Y"]
+# Lines quoting them, split across lines, or holding a first word alone.
+QUOTING = [
+    *(f"# see “{h}” in README.md" for h in HEADINGS),
+    *(f"the “{h}” section of values.yaml" for h in HEADINGS),
+    *("# see “ALPHA", "# BETA” in README.md", "“UPGRADE", "NOTES” (above)", "# ALPHA only"),
+    *("## Values", "X and Y", "Values: see README.md", "  # X", "  # Y in x.tpl"),
+]
+
+
+@st.composite
+def _quoting_file(draw: st.DrawFn) -> tuple[str, str]:
+    pool = draw(st.sampled_from([LINES + QUOTING, QUOTING + DEPENDENT, QUOTING]))
+    lines = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=30))
+    text = "\n".join(lines) + draw(st.sampled_from(["\n", ""]))
+    if draw(st.integers(0, 5)) == 0:  # a line ended otherwise: read whole
+        text = text.replace("\n", draw(st.sampled_from(BREAKS)), 1)
+    return draw(st.sampled_from(PATHS)), text
+
+
+@settings(max_examples=500, deadline=None, database=None, print_blob=True)
+@given(_quoting_file(), st.lists(st.sampled_from(HEADINGS), min_size=1, max_size=3))
+def test_the_units_that_may_quote_a_heading_are_found_by_its_first_words_lines(
+    case: tuple[str, str], removed: list[str]
+) -> None:
+    """quoting_files cuts only the units with a line holding a removed heading's first word, and
+    reads of those the ones holding all its words: the units of the whole file that do."""
+    path, text = case
+    file = FileText(path, text)
+    words = heading_pattern(removed, whole_words=False)
+    first = re.compile("|".join(re.escape(r.split()[0]) for r in removed))
+    lines = None if file.odd_breaks else _lines_holding(text, first)
+    whole = [u for u in file_units(FileText(path, text)) if words.search(u.text)]
+    assert file_units(file, lines, holding=words) == whole

@@ -80,11 +80,9 @@ def _may_remove(file: FileText, removed: frozenset[int]) -> bool:
         return True
     lines = file.lines  # cut at `\n` alone: no odd breaks
     gone = [lines[n - 1] for n in removed if 0 < n <= len(lines)]
-    if not any(sum(map(str.isupper, line)) >= MIN_CAPITALS for line in gone):
-        return False
-    if not file.stands_alone:
-        return True
-    return any(body is not None and comment_heading(body) for body in map(line_comment, gone))
+    if file.stands_alone:  # a heading is a comment's own: only comment lines are read
+        return any(body is not None and comment_heading(body) for body in map(line_comment, gone))
+    return any(sum(map(str.isupper, line)) >= MIN_CAPITALS for line in gone)
 
 
 def head_line(base_text: str, head_text: str, base_line: int) -> int:

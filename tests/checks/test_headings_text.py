@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,7 +26,17 @@ from checks.headings.refs import (
     parse_unit,
     references,
 )
-from checks.headings.text import Heading, comment_bodies, comment_heading, find_headings
+from checks.headings.text import (
+    ATX_RE,
+    SETEXT_RE,
+    Heading,
+    _setext_text,
+    comment_bodies,
+    comment_heading,
+    fenced_lines,
+    find_headings,
+    markdown_heading_lines,
+)
 from checks.headings.units import file_units, prose_units
 
 
@@ -467,3 +479,42 @@ def test_a_markdown_table_is_read_row_by_row() -> None:
     # Without a delimiter row under it, a line of pipes is prose, not a table.
     [prose] = file_units(FileText("README.md", "a | b\nsee “X Y” | in README.md\n"))
     assert prose.first_line == 1 and prose.text.count("\n") == 1
+
+
+MARKDOWN_LINES = [
+    *("# Title", "   ## Deep title ##", "    # code, not a heading", "#", "#hash", "\t# tab"),
+    *("Setext title", "===", "---", "  ----  ", "- item", "= x", "text", "", "  text"),
+    *("```", "  ~~~", "    ```", "```yaml", "`` not a fence", "a\rb", "x\u2028y"),
+]
+
+
+def _reference_fenced(lines: list[str]) -> frozenset[int]:
+    """Fenced lines read line by line: each fence toggles, the lines between are inside."""
+    fenced, inside = set(), False
+    for index, line in enumerate(lines):
+        if re.match(r"^ {0,3}(?:```|~~~)", line):
+            inside = not inside
+            fenced.add(index)
+        elif inside:
+            fenced.add(index)
+    return frozenset(fenced)
+
+
+@settings(max_examples=600, deadline=None, database=None, print_blob=True)
+@given(st.lists(st.sampled_from(MARKDOWN_LINES), max_size=30), st.sampled_from(["", "\n"]))
+def test_fences_and_headings_found_by_search_are_those_read_line_by_line(
+    lines: list[str], end: str
+) -> None:
+    text = "\n".join(lines) + end
+    split = text.splitlines()
+    fenced = _reference_fenced(split)
+    assert fenced_lines(split) == fenced
+    expected = {}
+    for index, line in enumerate(split):
+        if index in fenced:
+            continue
+        if (match := ATX_RE.match(line)) and match.group(1):
+            expected[index + 1] = match.group(1).strip()
+        elif index > 0 and SETEXT_RE.match(line) and _setext_text(split[index - 1]):
+            expected[index] = split[index - 1].strip()
+    assert markdown_heading_lines(text) == expected

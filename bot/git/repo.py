@@ -482,6 +482,15 @@ class GitRepo:
             self._file_paths.put((tree, lead), found)
         return found
 
+    def paths_between(self, a: str, b: str) -> frozenset[str] | None:
+        """Every path whose entry differs between two trees (or commits), on either side, a
+        rename counted as the deletion and the addition it is; None when git cannot compare them
+        (an object this repository does not hold)."""
+        proc = self._run("diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b, check=False)
+        if proc.returncode != 0:
+            return None
+        return frozenset(p.decode(errors="surrogateescape") for p in proc.stdout.split(b"\0") if p)
+
     def clear_listings(self) -> None:
         """Forget cached trees and blobs (benchmarks measure a cold review)."""
         caches = (self._roots, self._dirs, self._levels, self._tree_listings, self._file_paths)

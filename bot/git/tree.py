@@ -142,6 +142,12 @@ class GitTree:
         found = self.repo.dirs_holding(root, name) if root is not None else ()
         return tuple(sorted(d or "." for d in found))
 
+    def paths_changed_from(self, tree: str) -> frozenset[str] | None:
+        """The paths whose files differ between the tree object `tree` of this repository and
+        this tree (GitRepo.paths_between); None when they cannot be compared."""
+        root = self.repo.root_tree(self.commit)
+        return None if root is None else self.repo.paths_between(tree, root)
+
     def tree_id(self, directory: str) -> str | None:
         if directory in ("", "."):
             return self.repo.root_tree(self.commit)

@@ -10,7 +10,9 @@ check still reads and judges each file it names exactly as it would without the 
 
 An index is kept per root tree id (bounded): develop's tree is shared by every PR based on it, and
 a PR's next push has the same merge base. A head is indexed from its base's index by the paths the
-diff between them changes, reading only those. A tree that reads many files in one request
+diff between them changes, reading only those; a tree with neither kept (a replay's next base,
+develop a few merges on) from the last index its repository kept, by the paths `git diff-tree`
+says differ. A tree that reads many files in one request
 (`read_many`, where it has one) is read in batches."""
 
 from __future__ import annotations
@@ -130,10 +132,37 @@ def _kept_or_made(
     if beside is not None and _differ_only_in(beside, tree, changed):
         made = updated_index(tree_index(beside, kept=kept), tree, changed)
     else:
-        made = build_index(tree)
+        made = _from_latest(tree, kept) or build_index(tree)
     if key is not None:
         kept.put(key, made)
+        if (home := _home(tree)) is not None:
+            _LATEST.put(home, key)
     return made
+
+
+# The root tree id of the index each repository kept last, by the repository's path: a tree with no
+# index kept and none beside it to start from (a replay's next base, develop after a few merges) is
+# indexed from that one by the paths git says differ, rather than by reading every file.
+_LATEST: BoundedCache[str, str] = BoundedCache(64)
+
+
+def _from_latest(tree: Tree, kept: Kept) -> TreeIndex | None:
+    """The tree's index made from the last one its repository kept, where the tree can say which
+    paths differ from that one's tree (bot.git.tree's GitTree can; the Tree protocol does not)."""
+    home = _home(tree)
+    latest = _LATEST.get(home) if home is not None else None
+    previous = kept.get(latest) if latest is not None else None
+    changed_from = getattr(tree, "paths_changed_from", None)
+    if previous is None or latest is None or not callable(changed_from):
+        return None
+    changed = changed_from(latest)
+    return updated_index(previous, tree, changed) if isinstance(changed, frozenset) else None
+
+
+def _home(tree: Tree) -> str | None:
+    """The path of the repository the tree is of, where it says (a GitTree's repo)."""
+    path = getattr(getattr(tree, "repo", None), "path", None)
+    return str(path) if path is not None else None
 
 
 def build_index(tree: Tree) -> TreeIndex:

@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from bot.git.repo import GitRepo
+from bot.git.tree import GitTree
 from bot.lru import BoundedCache, clear_all
 from checks.headings.check import review, run
 from checks.headings.files import heading_pattern
@@ -196,3 +199,39 @@ def test_a_second_pr_on_the_same_develop_still_finds_old_referrers(
         "anchor-removed-still-linked",
         ["README.md line 3"],
     )
+
+
+def test_a_tree_with_no_index_beside_it_is_indexed_from_its_repositorys_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay's next base, develop after a few merges: the repository's last index and the paths
+    git says differ make it, reading those files alone, equal to one built from scratch."""
+    g = docs_repo(tmp_path / "r")
+    first = g.sha()
+    g.write("docs/ops.md", OPS.replace("ROLLBACK", "ROLL BACK")).remove("docs/page3.md")
+    g.run_git("mv", "docs/page4.md", "docs/moved.md")
+    g.write("docs/data.txt", "x\0y").commit("two")
+    g.write("docs/new.md", "# New\n\nSee [guide](guide.md#install).\n").commit("three")
+    repo = GitRepo(g.path)
+    clear_all()
+    kept: BoundedCache[str, TreeIndex] = BoundedCache(100_000, lambda i: i.weight)
+    tree_index(repo.tree(first), kept=kept)
+    read: list[str] = []
+    real = GitTree.read_many
+    monkeypatch.setattr(GitTree, "read_many", lambda t, paths: read.extend(paths) or real(t, paths))
+    later = tree_index(repo.tree(g.sha()), kept=kept)
+    assert sorted(read) == ["docs/data.txt", "docs/moved.md", "docs/new.md", "docs/ops.md"] + [
+        "docs/page3.md",  # gone: looked for, found absent
+        "docs/page4.md",
+    ]
+    monkeypatch.undo()
+    assert later == build_index(repo.tree(g.sha()))
+    assert later.may_quote([HEADING]) == {"job.yaml"}
+    assert later.may_link(["install"]) == {"README.md", "docs/new.md"}
+    # Another repository's tree is not made from this one's index: built whole.
+    other = docs_repo(tmp_path / "other", pages=2)
+    read.clear()
+    monkeypatch.setattr(GitTree, "read_many", lambda t, paths: read.extend(paths) or real(t, paths))
+    tree_index(GitRepo(other.path).tree(other.sha()), kept=kept)
+    assert len(read) == len(GitRepo(other.path).tree(other.sha()).paths())
+    repo.close()

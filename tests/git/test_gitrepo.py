@@ -359,3 +359,19 @@ def test_fork_log_of_a_head_already_in_the_target_is_that_head(tmp_path: Path) -
     t1 = g.sha("T1")
     assert repo.fork_log(g.sha("develop"), t1, max_count=250) == ((), t1)
     assert repo.merge_base(g.sha("develop"), t1) == t1
+
+
+def test_the_paths_between_two_trees_are_what_either_holds_differently(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "x").write("d/b.txt", "y").write("c.txt", "z")
+    first = g.commit("init").sha()
+    g.write("a.txt", "x2").remove("c.txt").run_git("mv", "d/b.txt", "b.txt")
+    second = g.write("new é.txt", "n").commit("change").sha()
+    repo = GitRepo(g.path)
+    one, two = repo.root_tree(first), repo.root_tree(second)
+    assert one is not None and two is not None
+    changed = {"a.txt", "c.txt", "d/b.txt", "b.txt", "new é.txt"}  # a move: both its paths
+    assert repo.paths_between(one, two) == changed == repo.paths_between(first, second)
+    assert repo.tree(second).paths_changed_from(one) == changed
+    assert repo.paths_between(one, one) == frozenset()
+    assert repo.paths_between("0" * 40, two) is None  # no such object here
+    repo.close()

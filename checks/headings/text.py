@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.lru import BoundedCache
+from bot.textsearch import find_token
 
 # Files whose `#` lines are Markdown headings rather than comments.
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
@@ -242,25 +243,6 @@ def _line_opening(
     return None
 
 
-def find_token(text: str, token: str, pos: int, until: int) -> int:
-    """`text.find(token, pos, until)` for a token of two characters or more that a text seldom
-    holds (`/*`, `<!--`). CPython finds one character at memory speed, but a longer string some
-    hundred times slower in a text that is not ASCII (a CRD's 800 KB, its descriptions quoting
-    with `’`: 0.8 ms a search); so the token's second character is looked for and the token
-    checked where it stands. After _FALSE_HITS places holding that character alone (a Markdown
-    list of `*`), the rest is searched as before."""
-    mark = token[1]
-    at = text.find(mark, pos + 1, until)
-    for _ in range(_FALSE_HITS):
-        if at < 0:
-            return -1
-        if text.startswith(token, at - 1, until):
-            return at - 1
-        at = text.find(mark, at + 1, until)
-    return text.find(token, at - 1, until) if at >= 0 else -1
-
-
-_FALSE_HITS = 1024  # ~0.2 ms of false hits: about what one search costs the slow way
 
 
 def _until(line: str, closer: re.Pattern[str]) -> tuple[str, bool]:

@@ -11,12 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks.headings import filetext, units
-from checks.headings import text as text_module
 from checks.headings.files import heading_pattern
 from checks.headings.filetext import FileText, StretchedLines
 from checks.headings.refs import Unit, parse_unit
 from checks.headings.removals import _lines_holding, _may_remove
-from checks.headings.text import find_headings, find_token, is_markdown, lines_stand_alone
+from checks.headings.text import find_headings, is_markdown, lines_stand_alone
 from checks.headings.units import PROSE_SUFFIXES, file_units
 
 # Lines of values files, templates and scripts: comments of every prefix, ALL-CAPS headings with
@@ -144,21 +143,6 @@ def test_a_comment_block_around_an_added_line_is_one_unit_with_its_heading_blank
     [unit] = file_units(FileText("values.yaml", text), frozenset({3}))
     assert unit.first_line == 2
     assert "UPGRADE NOTES" not in unit.text and "see the README.md" in unit.text
-
-
-@settings(max_examples=500, deadline=None, database=None, print_blob=True)
-@given(st.text(alphabet="/*<!-a\n’", max_size=80), st.sampled_from(["/*", "<!--"]), st.data())
-def test_a_token_is_found_where_str_find_finds_it(
-    text: str, token: str, data: st.DataObject
-) -> None:
-    pos = data.draw(st.integers(0, len(text)))
-    until = data.draw(st.integers(pos, len(text)))
-    hits = text_module._FALSE_HITS
-    try:
-        for text_module._FALSE_HITS in (0, 1, 3, hits):  # and past them, str.find's own search
-            assert find_token(text, token, pos, until) == text.find(token, pos, until)
-    finally:
-        text_module._FALSE_HITS = hits
 
 
 @settings(max_examples=300, deadline=None, database=None, print_blob=True)

@@ -36,6 +36,7 @@ from bot.engine.yaml import bounded
 from bot.engine.yaml.loader import LOADER
 from bot.engine.yaml.plain import reads_as_itself
 from bot.lru import BoundedCache
+from bot.textsearch import holds_token
 
 __all__ = ["LOADER", "clear_blocks", "load_mappings"]
 
@@ -174,10 +175,10 @@ def _marker_lines(text: str) -> list[int]:
 
 def _unsafe(text: str) -> bool:
     """Merge keys, tabs, other line breaks, a byte order mark, an anchor named twice: what the
-    cuts cannot vouch for. Substring tests and isascii scan at C speed; one regex alternation
-    over the text costs ~7x as much."""
+    cuts cannot vouch for. Character tests and isascii scan at C speed (`<<` by its `<`:
+    bot/textsearch.py); one regex alternation over the text costs ~7x as much."""
     return (
-        "<<" in text
+        holds_token(text, "<<")
         or "\t" in text
         or "\r" in text
         or (not text.isascii() and any(c in text for c in _UNSAFE_CHARACTERS))

@@ -59,11 +59,14 @@ def anchor_names(text: str) -> Iterator[str]:
     """The names of the anchors `text` may define, loosely (in a quoted or block scalar too, and
     where the line holds a tag anywhere before): each `&name` where a node may start. Sound for text
     whose only separation is the space and whose only line break is the line feed."""
-    for match in _ANCHOR_RE.finditer(text):
-        at = match.start()
-        before = text[text.rfind("\n", 0, at) + 1 : at].rstrip(" ")
-        if not before or before[-1] in _BEFORE_ANCHOR or "!" in before.rsplit(" ", 1)[-1]:
-            yield match.group(1)
+    at = text.find("&")  # a character search: the pattern's own walks the text (~0.5 ms a CRD)
+    while at >= 0:
+        match = _ANCHOR_RE.match(text, at)
+        if match is not None:
+            before = text[text.rfind("\n", 0, at) + 1 : at].rstrip(" ")
+            if not before or before[-1] in _BEFORE_ANCHOR or "!" in before.rsplit(" ", 1)[-1]:
+                yield match.group(1)
+        at = text.find("&", match.end() if match is not None else at + 1)
 
 
 def load_all(text: str, loader: type = LOADER) -> list[Any]:

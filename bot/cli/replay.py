@@ -183,10 +183,12 @@ def progress(done: int, total: int, row: ReplayRow) -> None:
 def run(args: argparse.Namespace) -> int:
     values = override_from(args)  # a bad --values or --set exits 2 before any review
     repo = GitRepo(args.repo)
+    renderer = make_renderer(args.renderer, render_limits())
+    if callable(start := getattr(renderer, "start", None)):
+        start()  # the render processes load while the history is read
     branch = args.branch or repo.default_branch() or "HEAD"
     changes = changes_to_replay(repo, args, branch)
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
-    renderer = make_renderer(args.renderer, render_limits())
     engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
     charts = tuple(c.strip("/") or "." for c in args.chart)
     started = time.perf_counter()

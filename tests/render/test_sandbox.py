@@ -455,6 +455,19 @@ def test_a_process_whose_pipes_are_numbered_past_1023_renders() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+def test_started_processes_load_before_the_first_render_and_serve_it() -> None:
+    with SandboxedHelm(LIMITS, workers=2) as helm:
+        helm.start()
+        pids = helm.pids()
+        assert len(pids) == 2 and all(alive(p) for p in pids)  # before any render was asked
+        helm.start()  # the pool is full: nothing more is started
+        assert helm.pids() == pids
+        rendered = helm.render(chart_archive("a: 1\n"), {}, "r", "default")
+        assert rendered == {"x/templates/t.yaml": "a: 1\n"}
+        assert helm.pids() == pids  # one of them rendered it
+    assert not any(alive(p) for p in pids)
+
+
 def test_close_ends_the_processes(repo: GitBuilder) -> None:
     helm = SandboxedHelm(LIMITS, workers=1)
     repo.branch("pr").write("app/values.yaml", "resources: {}\n").commit("x")

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.engine.review import Engine, ReviewInput
+from bot.engine.yaml import bounded
 from bot.engine.yaml.blocks import load_mappings
 from bot.engine.yaml.bounded import (
     EXPANSION_LIMIT,
@@ -198,3 +199,17 @@ def test_no_anchor_the_scanner_reads_is_missed(text: str) -> None:
     assert scanned <= set(anchor_names(text))
     if scanned:
         assert may_alias(text)
+
+
+@settings(max_examples=400, deadline=None, database=None, print_blob=True)
+@given(st.text(alphabet="&& a_-:\n!*", max_size=60))
+def test_anchor_names_are_found_where_the_pattern_finds_them(text: str) -> None:
+    """Each `&` is found by a character search until too many were no anchor's, then by the
+    pattern itself (a crafted text of `&`s): the names are the pattern's either way."""
+    hits = bounded.FALSE_HITS
+    expected = [m.group(1) for m in bounded._ANCHOR_RE.finditer(text)]
+    try:
+        for bounded.FALSE_HITS in (0, 1, 3, hits):
+            assert [m.group(1) for m in bounded._anchor_matches(text)] == expected
+    finally:
+        bounded.FALSE_HITS = hits

@@ -5,16 +5,19 @@ reviewed branch touches docs only, so base and head render alike and each (chart
 once. Timed: (a) the engine's whole `--all-charts` review, cold, in the sandbox's render processes;
 (b) the same renders alone, the archives and values the review handed the renderer, as many at once
 as the engine renders. Reported: both, their ratio (target <= 1.5x), and the peak RSS of this
-process and of its largest render process (`getrusage`). Run it at two sizes to see memory follow
-the number of charts or not.
+process and of its largest render process (`getrusage`). The peak grows with the number of charts
+until the bounded caches (renders, parses, git objects) are full; `--held` reviews once more, traced,
+and reports what the review holds past them: its report, and what its context keeps of each chart
+(bot/engine/chart_windows.py lets a chart's renders go once its window is checked).
 
-    .venv/bin/python bench/all_charts_bench.py [--charts N] [--templates N]
+    .venv/bin/python bench/all_charts_bench.py [--charts N] [--templates N] [--held]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import resource
 import subprocess
@@ -22,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
+from bot.lru import clear_all  # noqa: E402
 from bot.render.base import RENDER_WORKERS, Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
 from bot.render.factory import make_renderer  # noqa: E402
@@ -220,6 +225,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--charts", type=int, default=100)
     parser.add_argument("--templates", type=int, default=10)
+    parser.add_argument(
+        "--held",
+        action="store_true",
+        help="review once more, traced, for what the review holds past its bounded caches",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
@@ -232,12 +242,13 @@ def main() -> None:
             ReviewInput("develop", "pr", charts=("charts/c000",))
         )
         renderer.jobs.clear()
-        engine = Engine(repo, renderer, REGISTRY, RenderCache(max_entries=100_000))
+        engine = Engine(repo, renderer, REGISTRY, RenderCache())  # as the command line has it
         t0 = time.perf_counter()
         report = engine.review(ReviewInput(base="develop", head="pr", all_charts=True)).report
         review_s = time.perf_counter() - t0
         own_mb, live_mb, ended_mb = peak_rss_mb()
         raw_s = renderer.replay_alone()
+        held = held_past_caches(root, renderer.inner) if args.held else None
     print(
         f"--all-charts: {len(report.charts)} charts x {len(PROFILES)} profiles, "
         f"{args.templates} templates each; {len(renderer.jobs)} renders (base and head alike), "
@@ -256,6 +267,35 @@ def main() -> None:
         f"peak RSS            {own_mb:8.1f} MB this process; render processes {live_mb:.1f} MB "
         f"(summed), ended children {ended_mb:.1f} MB"
     )
+    if held is not None:
+        print(
+            f"held past the caches {held[0]:8.1f} MB (the review's result, its bounded caches "
+            f"emptied; the report alone {held[1]:.1f} MB)"
+        )
+
+
+def held_past_caches(root: Path, renderer: Renderer) -> tuple[float, float]:
+    """What a cold `--all-charts` review holds once every bounded cache is emptied: its result
+    (the report and the context), in MB, and the report alone. The peak RSS grows with the
+    number of charts until the caches are full; this part is all that grows past them."""
+    clear_all()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        engine = Engine(GitRepo(root), renderer, REGISTRY, RenderCache())
+        result: Any = engine.review(ReviewInput(base="develop", head="pr", all_charts=True))
+        del engine
+        clear_all()
+        gc.collect()
+        whole = tracemalloc.get_traced_memory()[0] - before
+        report, result = result.report, None
+        gc.collect()
+        alone = tracemalloc.get_traced_memory()[0] - before
+        del report
+    finally:
+        tracemalloc.stop()
+    return whole / 1e6, alone / 1e6
 
 
 if __name__ == "__main__":

@@ -15,18 +15,16 @@ from bot.engine.chart.renders import (
     ChartSource,
     PendingChart,
     RenderSettings,
-    render_error_entries,
     renders_in_order,
     start_chart,
 )
-from bot.engine.chart.selection import chart_dirs, chart_meta
+from bot.engine.chart.selection import chart_dirs
+from bot.engine.chart_windows import CHARTS_CHECKED_TOGETHER, ChartsChecked, windows
 from bot.engine.check import Check, Registry
 from bot.engine.config import CONFIG_PATH, Config, parse_config
 from bot.engine.context import (
-    DUPLICATES_CHECK,
     LINT_CHECK,
     ChartContext,
-    ChartRenders,
     Context,
     OpenPR,
     PullRequestInfo,
@@ -34,27 +32,21 @@ from bot.engine.context import (
     no_links,
 )
 from bot.engine.ct_config import NO_CT, CtConfig, load_ct_config
-from bot.engine.other_renders import other_renders
 from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
 from bot.engine.read_ahead import read_ahead
-from bot.engine.rendered_diff import rendered_diffs
 from bot.engine.report import (
     CRASHED,
-    NOT_REVIEWED,
-    ChartSummary,
     Finding,
     Report,
     Severity,
     sort_findings,
 )
-from bot.engine.subcharts import attribute_subcharts
-from bot.engine.suggestions import verify_suggestions
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import Capabilities
-from bot.render.base import RENDER_WORKERS, Renderer
+from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import DependencyFetcher, HelmFetcher
 from bot.render.probe import assumed_capabilities
@@ -62,8 +54,6 @@ from bot.render.probe import assumed_capabilities
 # A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
 # need only what is already known run at once, beside the review's own work.
 _GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
-# Other open PRs' renders, one review's at a time per thread: each waits on the render pool.
-_OTHERS_POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="other-prs")
 
 log = logging.getLogger(__name__)
 # A PR's commits read for their messages: more is a branch history, not a change's.
@@ -149,6 +139,7 @@ class Engine:
         registry: Registry,
         cache: RenderCache | None = None,
         fetcher: DependencyFetcher | None = None,
+        window: int = CHARTS_CHECKED_TOGETHER,
     ) -> None:
         self.repo = repo
         self.renderer = renderer
@@ -157,6 +148,7 @@ class Engine:
         # Charts' dependencies from repositories, into the machine's store (bot/render/deps/).
         self.fetcher = fetcher if fetcher is not None else HelmFetcher()
         self.timings = Timings()
+        self.window = window  # charts checked together (bot/engine/chart_windows.py)
 
     def _known(self, known: dict[str, str | None], ref: str, what: str) -> str:
         sha = known.get(ref)
@@ -225,7 +217,6 @@ class Engine:
         started = time.perf_counter()
         known = self._git_facts(inp)
         target, head, merge_base, config = known.target, known.head, known.merge_base, known.config
-        develop, changes = known.develop, known.changes
         base_tree, head_tree = self.repo.tree(merge_base), self.repo.tree(head)
         release = inp.release_name or config.release_name or "release"
         namespace = inp.namespace or config.namespace or "default"
@@ -237,7 +228,7 @@ class Engine:
         dirs = chart_dirs(
             base_tree,
             head_tree,
-            changes,
+            known.changes,
             inp.charts or tuple(config.charts or ()),
             inp.all_charts,
             known.ct,
@@ -245,13 +236,11 @@ class Engine:
         # Read from Helm (by rendering a probe) before the charts' renders fill the render
         # processes, where a cache does not have it yet.
         assumed_f = _GIT_POOL.submit(assumed_capabilities, capabilities, self.renderer, self.cache)
-        t0 = time.perf_counter()
         ahead = _GIT_POOL.submit(_read_ahead, self.repo, target, inp, head, dirs)
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
         # The allow-list is the target's, as the config is: a PR cannot add a host to its review.
         fetch = ReviewFetch(self.fetcher, config.dependencies, self.repo.tree(target), inp.offline)
-        # Every chart's profiles go to the render pool as the charts are read, not chart by chart;
-        # the charts come back in the order of `dirs`.
+        enabled = self.enabled_checks(config, inp.only_checks)
         settings = RenderSettings(
             config,
             self.renderer,
@@ -264,101 +253,103 @@ class Engine:
             override=inp.values,
             fetch=fetch,
             # `helm lint` costs more than the render: only when a check will read it.
-            lint=any(c.name == LINT_CHECK for c in self.enabled_checks(config, inp.only_checks)),
+            lint=any(c.name == LINT_CHECK for c in enabled),
         )
+        # Every chart's profiles go to the render pool as the charts are read, not chart by chart;
+        # the charts come back in the order of `dirs`.
         starts = (partial(start_chart, s, settings) for s in sources)
-        pending: list[PendingChart] = []
-        for chart in renders_in_order(starts):
-            pending.append(chart)
-            if inp.progress is not None:
-                inp.progress(len(pending), len(sources), chart.source.path)
-        # `helm lint` may still run: every check but lint reads these meanwhile.
-        charts = tuple(chart.renders() for chart in pending)
-        self.timings.render += time.perf_counter() - t0
-        _check_profiles_exist(inp.profiles, charts)
-        others = ahead.result()  # what it read is remembered; the checks read it from here on
-        enabled = self.enabled_checks(config, inp.only_checks)
-        ctx = Context(
-            config=config,
-            git=self.repo,
-            base=base_tree,
-            head=head_tree,
-            target=self.repo.tree(target),
-            develop=self.repo.tree(develop) if develop else None,
-            changes=changes,
-            charts=charts,
-            open_prs=others,
-            pr=inp.pr if known.commits is None else replace(inp.pr, commits=known.commits.result()),
-            links=inp.links,
-            release_name=release,
-            namespace=namespace,
-        )
-        findings: list[Finding] = []
-        # Said per chart in the JSON report (its `extra`), which is where a chart's facts go.
-        assumed = assumed_f.result().to_json()
-        chart_data: dict[str, dict[str, Any]] = {
-            c.path: {
-                "capabilities": assumed,
-                **(rendered_diffs(c, config.diff) if inp.rendered_diff else {}),
-            }
-            for c in charts
-        }
-        # What the duplicates check compares this PR's rendered change with: renders too, made
-        # while the checks before it run (Helm works in its own processes meanwhile). Started
-        # after the diffs above, which it reads, so that no two threads make the same diff.
-        theirs = (
-            _OTHERS_POOL.submit(
-                other_renders, self.repo, target, others, charts, base_tree, settings
-            )
-            if others and any(c.name == DUPLICATES_CHECK for c in enabled)
-            else None
-        )
-        explained: dict[str, list[str]] = {c.name: [] for c in enabled}
-        t1 = time.perf_counter()
-        # The lint check last, as its renders' lint comes in while the others run.
-        for check in sorted(enabled, key=lambda c: c.name == LINT_CHECK):
-            c0 = time.perf_counter()
-            if check.name == DUPLICATES_CHECK and theirs is not None:
-                ctx = replace(ctx, other_renders=theirs.result())
-                self.timings.render += time.perf_counter() - c0
-                c0 = time.perf_counter()
-            if check.name == LINT_CHECK:
-                ctx = replace(ctx, charts=tuple(chart.result() for chart in pending))
-                self.timings.render += time.perf_counter() - c0
-                c0 = time.perf_counter()
-            said = explained[check.name] if explain else None
-            findings += self.run_check(check, ctx, chart_data, said)
-            self.timings.add(check.name, time.perf_counter() - c0)
-        ctx = replace(ctx, charts=tuple(chart.result() for chart in pending))
-        charts = ctx.charts
-        self.timings.checks += time.perf_counter() - t1
-        explanations = [line for c in enabled for line in explained[c.name]]
-        findings = verify_suggestions(findings, ctx, settings, self.registry)  # renders, too
-        findings = attribute_subcharts(findings, charts)
 
-        summaries = tuple(
-            ChartSummary(
-                path=c.path,
-                name=c.name,
-                version_base=chart_meta(base_tree, c.path).version,
-                version_head=chart_meta(head_tree, c.path).version,
-                profiles=tuple(sorted(set(c.base) | set(c.head))),
-                render_errors=render_error_entries(c),
-                extra=chart_data[c.path],
-                not_reviewed=_not_reviewed(findings, c.path),
+        def context(others: tuple[OpenPR, ...]) -> Context:
+            commits = known.commits
+            return Context(
+                config=config,
+                git=self.repo,
+                base=base_tree,
+                head=head_tree,
+                target=self.repo.tree(target),
+                develop=self.repo.tree(known.develop) if known.develop else None,
+                changes=known.changes,
+                charts=(),
+                open_prs=others,
+                pr=inp.pr if commits is None else replace(inp.pr, commits=commits.result()),
+                links=inp.links,
+                release_name=release,
+                namespace=namespace,
             )
-            for c in charts
+
+        run = ChartsChecked(
+            enabled,
+            settings,
+            context,
+            others=ahead,
+            assumed=assumed_f,
+            sides=(base_tree, head_tree),
+            explain=explain,
+            bounded=len(sources) > self.window,
+            diffs=inp.rendered_diff,
         )
+        t0 = time.perf_counter()
+        handed = renders_in_order(starts)
+        for window, last in windows(handed, len(sources), self.window, inp.progress):
+            self.timings.render += time.perf_counter() - t0  # the window's renders, waited for
+            self._check_window(run, window, last, inp.profiles)
+            t0 = time.perf_counter()
+        ctx = run.final()
+        findings = sort_findings(apply_overrides(run.findings, config))
         report = Report(
             base=merge_base,
             head=head,
             target=target,
-            charts=summaries,
-            findings=sort_findings(apply_overrides(findings, config)),
-            checks_run=tuple(c.name for c in self.enabled_checks(config, inp.only_checks)),
+            charts=tuple(run.summaries),
+            findings=findings,
+            checks_run=tuple(c.name for c in enabled),
         )
         self.timings.total += time.perf_counter() - started
+        explanations = [line for c in enabled for line in run.explained.get(c.name, [])]
         return ReviewResult(report, ctx, tuple(explanations))
+
+    def _check_window(
+        self,
+        run: ChartsChecked,
+        window: Sequence[PendingChart],
+        last: bool,
+        profiles: Sequence[str],
+    ) -> None:
+        """One window of charts, whose renders are in (`helm lint` may still run): every chart
+        check on each; in the last window, the repository checks too, on every chart kept."""
+        t0 = time.perf_counter()
+        charts = tuple(chart.renders() for chart in window)
+        ctx = run.window_context(charts)
+        self.timings.render += time.perf_counter() - t0
+        if last:
+            _check_profiles_exist(profiles, run.present, bool(run.kept or charts))
+        # What the duplicates check compares this PR's rendered change with: renders too, made
+        # while the checks before it run (Helm works in its own processes meanwhile). Started
+        # after the diffs the window's context made, which it reads, so that no two threads make
+        # the same diff.
+        theirs = run.other_renders(self.repo, ctx) if last else None
+        t1 = time.perf_counter()
+        found: list[Finding] = []
+        # The lint check last, as its renders' lint comes in while the others run.
+        for check in sorted(run.enabled, key=lambda c: c.name == LINT_CHECK):
+            if check.scope == "repo" and not last:
+                continue
+            c0 = time.perf_counter()
+            if check.name == LINT_CHECK:
+                ctx = replace(ctx, charts=tuple(chart.result() for chart in window))
+                self.timings.render += time.perf_counter() - c0
+                c0 = time.perf_counter()
+            if check.scope == "repo":
+                repo_ctx = run.repo_context(ctx, check, theirs)
+                self.timings.render += time.perf_counter() - c0
+                c0 = time.perf_counter()
+                found += self.run_check(check, repo_ctx, {}, run.said(check))
+            else:
+                found += self.run_check(check, ctx, run.chart_data, run.said(check))
+            self.timings.add(check.name, time.perf_counter() - c0)
+        done = tuple(chart.result() for chart in window)
+        self.timings.checks += time.perf_counter() - t1
+        run.checked(replace(ctx, charts=done), found, self.registry)
 
     def load_config(self, commit: str, path: str = CONFIG_PATH) -> Config:
         text = self.repo.tree(commit).text(path)
@@ -401,17 +392,11 @@ def _read_ahead(
     return others
 
 
-def _not_reviewed(findings: Sequence[Finding], chart: str) -> str | None:
-    why = (f.data.get("why") for f in findings if f.rule == NOT_REVIEWED and f.chart == chart)
-    return next((str(w) for w in why if w), None)
-
-
-def _check_profiles_exist(requested: Sequence[str], charts: Sequence[ChartRenders]) -> None:
+def _check_profiles_exist(requested: Sequence[str], present: set[str], any_chart: bool) -> None:
     """A profile asked for that no chart under review has, at base or head, is a mistake to say,
     not an empty review that passes."""
-    if not charts:
+    if not any_chart:
         return
-    present = {name for c in charts for name in (*c.base, *c.head)}
     missing = [name for name in requested if name not in present]
     if missing:
         raise ReviewError(

@@ -29,22 +29,36 @@ MAX_RENDERS = 10
 OVER_BUDGET = f"not verified: the review's {MAX_RENDERS} verification renders were spent"
 
 
+@dataclass
+class Budget:
+    """The verification renders a review has left. A review of many charts verifies a window of
+    charts at a time (bot/engine/review.py), each window spending from the one budget: the worst
+    findings of a window first, the windows in the order of their charts."""
+
+    renders: int = MAX_RENDERS
+
+
 def verify_suggestions(
-    findings: Sequence[Finding], ctx: Context, settings: RenderSettings, registry: Registry
+    findings: Sequence[Finding],
+    ctx: Context,
+    settings: RenderSettings,
+    registry: Registry,
+    budget: Budget | None = None,
 ) -> list[Finding]:
-    """`findings`, each suggestion kept only where proven (module docstring)."""
+    """`findings`, each suggestion kept only where proven (module docstring), within `budget`
+    (a review's whole budget when none is given)."""
     proposed = [i for i, f in enumerate(findings) if KEY in f.data]
     if not proposed:
         return list(findings)
     out = list(findings)
-    budget = MAX_RENDERS
+    left = budget if budget is not None else Budget()
     started: list[tuple[int, _Trial]] = []
     for i in sorted(proposed, key=lambda i: findings[i].severity.rank):
-        trial = _start(findings[i], ctx, settings, registry, budget)
+        trial = _start(findings[i], ctx, settings, registry, left.renders)
         if isinstance(trial, str):
             out[i] = refused(findings[i], trial)
             continue
-        budget -= len(trial.profiles)
+        left.renders -= len(trial.profiles)
         started.append((i, trial))
     for i, trial in started:
         out[i] = _finish(findings[i], trial)

@@ -29,11 +29,13 @@ Discovery, in order of trust:
 
 `--no-open-prs` turns 2 and 3 off (1 still applies). Each PR found gets a body, for the duplicates
 check's closing keywords: the file `--pr-body-of N=FILE` names, else its branch's commit messages
-(the commits its head has that develop has not), all read in one `rev-list` and one batch read. The PR under review, by its head and by its
-number when known, is never listed. git runs a few times whatever the number of PRs: one
-`for-each-ref` for every ref with its date, one for those develop contains, and one bounded
-first-parent log, the three at once; a diff per branch, only for branches that passed the cheaper
-rules."""
+(the commits its head has that develop has not), all read in one `rev-list` and one batch read. The
+PR under review, by its head and by its number when known, is never listed. git runs a few times
+whatever the number of PRs: one `for-each-ref` and, meanwhile, one bounded first-parent log; the
+dates of the heads that rule b leaves, read by the long-lived `cat-file`; one `rev-list` for rule a,
+asked only of the PRs that rules b to d leave open (it gives the claims' fork points too,
+remembered); for branches, one `for-each-ref --merged` and a diff per branch that passed the
+cheaper rules."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ from pathlib import Path
 from bot.cli.errors import UsageError
 from bot.engine.chart.files import find_charts, in_chart
 from bot.engine.context import OpenPR
-from bot.git.repo import GitRepo, RefTip
+from bot.git.repo import GitRepo
 from bot.versions.claims import pr_number
 
 OPEN_PR_ARG_RE = re.compile(r"^(\d+)=(.+)$")
@@ -185,20 +187,17 @@ def discover_open_prs(
     if explicit:
         found = [parse_open_pr(repo, arg) for arg in explicit]
     elif rules.enabled:
-        with ThreadPoolExecutor(2) as pool:
-            # Rule 2's two queries run while the refs are listed (a mirror's hundreds of refs
-            # take git as long as each of them); without refs/pull their answers go unused.
-            asked = _PullFacts(
-                pool.submit(repo.ref_tips, *_PULLS, merged_into=develop_sha),
-                pool.submit(repo.first_parent_subjects, develop_sha, MERGED_SUBJECTS),
-            )
-            tips = repo.ref_tips(*_PULLS, *_BRANCHES)
+        with ThreadPoolExecutor(1) as pool:
+            # Rule 2b's subjects are read while the refs are listed (a mirror's thousands of refs
+            # take git as long); without refs/pull they go unused.
+            subjects = pool.submit(repo.first_parent_subjects, develop_sha, MERGED_SUBJECTS)
+            tips = repo.refs(*_PULLS, *_BRANCHES)
             heads, mergeable = _pull_refs(tips)
             # Where refs/pull/*/head exist they alone say which PRs there are, even when every
             # one has merged or closed: the branches are those PRs' heads again (or no PR's), and
             # falling back to them would reopen what rule 2 closed.
             found = _unique_heads(
-                _open_pulls(repo, develop_sha, heads, mergeable, rules, asked)
+                _open_pulls(repo, develop_sha, heads, mergeable, rules, subjects)
                 if heads
                 else _open_branches(repo, develop_sha, tips, rules)
             )
@@ -272,54 +271,54 @@ def open_pull_requests(
     """The open PRs among `refs/pull/*/head` (rule 2 of the module), by number; no branches."""
     if not rules.enabled:
         return ()
-    heads, mergeable = _pull_refs(repo.ref_tips(*_PULLS))
+    heads, mergeable = _pull_refs(repo.refs(*_PULLS))
     return tuple(_open_pulls(repo, develop_sha, heads, mergeable, rules))
 
 
-def _pull_refs(tips: Mapping[str, RefTip]) -> tuple[dict[int, RefTip], set[int]]:
+def _pull_refs(tips: Mapping[str, str]) -> tuple[dict[int, str], set[int]]:
     """The PRs' heads by number, and the numbers that have a merge ref."""
-    heads: dict[int, RefTip] = {}
+    heads: dict[int, str] = {}
     mergeable: set[int] = set()
-    for name, tip in tips.items():
+    for name, sha in tips.items():
         match = PULL_REF_RE.match(name)
         if match is not None and match.group(2) == "head":
-            heads[int(match.group(1))] = tip
+            heads[int(match.group(1))] = sha
         elif match is not None:
             mergeable.add(int(match.group(1)))
     return heads, mergeable
 
 
-@dataclass(frozen=True)
-class _PullFacts:
-    """Rule 2's queries, already under way: the pull refs develop contains, develop's subjects."""
-
-    contained: Future[dict[str, RefTip]]
-    subjects: Future[tuple[str, ...]]
-
-
 def _open_pulls(
     repo: GitRepo,
     develop_sha: str,
-    heads: Mapping[int, RefTip],
+    heads: Mapping[int, str],
     mergeable: set[int],
     rules: Discovery,
-    asked: _PullFacts | None = None,
+    subjects: Future[tuple[str, ...]] | None = None,
 ) -> list[OpenPR]:
-    """Rule 2 of the module, a to d, for every PR at once."""
+    """Rule 2 of the module, a to d, for every PR at once. A PR is open when no rule closes it,
+    so each costly rule is asked only of the PRs the cheaper ones leave open: of a mirror's
+    thousands of heads, mostly squash-merged (b), the heads' dates are read for those without a
+    merge ref (d), and history is walked (a) for about as many as are open. Rule a's answer is
+    the claims' fork points (one `rev-list`, remembered), so that walk is not done twice."""
     if not heads:
         return []
-    if asked is not None:
-        contained, subjects = asked.contained.result(), asked.subjects.result()
-    else:
-        contained = repo.ref_tips(*_PULLS, merged_into=develop_sha)
-        subjects = repo.first_parent_subjects(develop_sha, MERGED_SUBJECTS)
-    squashed = _merged_numbers(subjects)
+    said = (
+        subjects.result()
+        if subjects is not None
+        else repo.first_parent_subjects(develop_sha, MERGED_SUBJECTS)
+    )
+    squashed = _merged_numbers(said)
+    unmerged = {n: sha for n, sha in sorted(heads.items()) if n not in squashed}
+    dates = repo.commit_dates([sha for n, sha in unmerged.items() if n not in mergeable])
+    left = {
+        n: sha for n, sha in unmerged.items() if n in mergeable or rules.recent(dates.get(sha, 0))
+    }
+    points = repo.fork_points(develop_sha, list(left.values()))
     return [
-        OpenPR(number=number, head=tip.sha)
-        for number, tip in sorted(heads.items())
-        if f"refs/pull/{number}/head" not in contained
-        and number not in squashed
-        and (number in mergeable or rules.recent(tip.date))
+        OpenPR(number=number, head=sha)
+        for number, sha in left.items()
+        if not (sha in points and points[sha].contained)
     ]
 
 
@@ -328,29 +327,30 @@ def _merged_numbers(subjects: Iterable[str]) -> set[int]:
 
 
 def _open_branches(
-    repo: GitRepo, develop_sha: str, tips: Mapping[str, RefTip], rules: Discovery
+    repo: GitRepo, develop_sha: str, tips: Mapping[str, str], rules: Discovery
 ) -> list[OpenPR]:
     branches = _branches(tips)
     # The integration branch under whatever name it has (a configured `develop:`, or `origin/x`
     # ahead of a local `x`): every name of develop's tip.
-    mainline = NEVER_PRS | {ref for ref, _, tip in branches if tip.sha == develop_sha}
-    contained = repo.ref_tips(*_BRANCHES, merged_into=develop_sha)
+    mainline = NEVER_PRS | {ref for ref, _, sha in branches if sha == develop_sha}
+    contained = repo.refs(*_BRANCHES, merged_into=develop_sha)
+    dates = repo.commit_dates([sha for _, _, sha in branches])
     candidates = [
-        (ref, tip)
-        for ref, name, tip in branches
-        if ref not in mainline and name not in contained and rules.recent(tip.date)
+        (ref, sha)
+        for ref, name, sha in branches
+        if ref not in mainline and name not in contained and rules.recent(dates.get(sha, 0))
     ]
     if not candidates:
         return []
     develop_charts = find_charts(repo.tree(develop_sha))
     return [
-        OpenPR(0, tip.sha, ref)
-        for ref, tip in candidates
-        if _touches_chart(repo, develop_sha, tip.sha, develop_charts)
+        OpenPR(0, sha, ref)
+        for ref, sha in candidates
+        if _touches_chart(repo, develop_sha, sha, develop_charts)
     ]
 
 
-def _branches(tips: Mapping[str, RefTip]) -> list[tuple[str, str, RefTip]]:
+def _branches(tips: Mapping[str, str]) -> list[tuple[str, str, str]]:
     """(branch, ref name, tip): local branches, then remote-tracking ones not shadowed by a local
     branch of the same name."""
     found = [(_short(name, 2), name, tip) for name, tip in sorted(tips.items()) if _local(name)]

@@ -4,6 +4,7 @@ provides them; nothing here runs git."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -69,10 +70,18 @@ class GitView(Protocol):
         """Paths that would conflict if `theirs` were merged into `ours` (`git merge-tree`)."""
         ...
 
-    def tags(self) -> tuple[str, ...]: ...
+    def tagged(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Those of `names` that are tags."""
+        ...
 
     def log(
         self, rev_range: str, path: str | None = None, max_count: int = 200
     ) -> tuple[Commit, ...]:
         """Commits newest first, optionally only those touching `path`."""
+        ...
+
+    def commits(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> Iterator[Commit]:
+        """`log` as git writes it; git stops when the caller drops the iterator."""
         ...

@@ -12,7 +12,7 @@ import subprocess
 import threading
 from collections.abc import Iterator, Sequence, Sized
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import IO, TYPE_CHECKING
 
 from bot.errors import ChartReviewError
 from bot.git.diff import DIFF_FORMAT, parse_diff
@@ -34,6 +34,12 @@ _HOLDING_MAX = 100_000
 # naming one subtree under many names multiplies its paths at each level; listed path by path, a
 # few objects would fill the memory.
 _LISTING_MAX = 500_000
+# A tag name asked of `cat-file` as `refs/tags/NAME`: nothing that would read as a revision's syntax.
+_TAG_NAME_RE = re.compile(r"[A-Za-z0-9._+-][A-Za-z0-9._+/-]*")
+# First-parent lines kept, in commits: a few integration branches' tips, 5,000 commits each.
+_LINE_COMMITS = 20_000
+# A full object id (SHA-1 or SHA-256): what names one commit for good, unlike a ref.
+_OBJECT_ID_RE = re.compile("[0-9a-f]{40}|[0-9a-f]{64}")
 # Git abbreviates an object id to 4 hex digits at the least.
 _ABBREVIATION_RE = re.compile("[0-9a-fA-F]{4}")
 # Trees kept, counted in entries (~200 bytes each): one level of each directory object, enough for
@@ -45,11 +51,6 @@ _ROOTS = 100_000  # commits' tree ids (two short strings each)
 # Blobs by id never change, and base and head share most of them (a PR changes a few files): a
 # worker keeps the recent ones, up to this many bytes in all, none larger than the second.
 _BLOB_BYTES, _BLOB_MAX = 32 << 20, 1 << 20
-
-
-class RefTip(NamedTuple):
-    sha: str
-    date: int  # committer date, seconds since the epoch
 
 
 class GitError(ChartReviewError):
@@ -78,6 +79,9 @@ class GitRepo:
             _LISTED_ENTRIES, lambda dirs: 1 + len(dirs)
         )
         self._blobs: BoundedCache[str, bytes] = BoundedCache(_BLOB_BYTES, len)
+        self._lines: BoundedCache[tuple[str, int], tuple[tuple[str, str], ...]] = BoundedCache(
+            _LINE_COMMITS, len
+        )
         if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
 
@@ -93,10 +97,7 @@ class GitRepo:
             env=_GIT_ENV,
         )
         if check and proc.returncode != 0:
-            reason = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise GitError(
-                f"git {args[0]} failed: {reason[-1] if reason else 'exit ' + str(proc.returncode)}"
-            )
+            raise _failed(args[0], proc.returncode, proc.stderr)
         return proc
 
     def _out(self, *args: str) -> str:
@@ -197,8 +198,34 @@ class GitRepo:
 
     def first_parent_ids(self, rev: str, max_count: int) -> list[str]:
         """The commits of `rev`'s first-parent history, newest first, at most `max_count`."""
-        out = self._out("rev-list", "--first-parent", f"--max-count={max_count}", rev, "--")
-        return out.split()
+        return [sha for sha, _ in self.first_parent_line(rev, max_count)]
+
+    def first_parent_subjects(self, rev: str, max_count: int) -> tuple[str, ...]:
+        """The subjects of `rev`'s first-parent history, newest first, at most `max_count`."""
+        return tuple(subject for _, subject in self.first_parent_line(rev, max_count))
+
+    def first_parent_line(self, rev: str, max_count: int) -> tuple[tuple[str, str], ...]:
+        """(commit, subject) along `rev`'s first-parent history, newest first, at most
+        `max_count`, in one `git log`. A commit's history never changes: asked by its id, the
+        line is remembered, as open-PR discovery reads its subjects and the fork points its ids."""
+        key = (rev, max_count)
+        if _OBJECT_ID_RE.fullmatch(rev) and (known := self._lines.get(key)) is not None:
+            return known
+        out = self._out(
+            "log",
+            "--first-parent",
+            f"--max-count={max_count}",
+            "--format=%H %s",
+            "--end-of-options",
+            rev,
+            "--",
+        )
+        line = tuple(
+            (sha, subject) for sha, _, subject in (r.partition(" ") for r in out.splitlines())
+        )
+        if _OBJECT_ID_RE.fullmatch(rev):
+            self._lines.put(key, line)
+        return line
 
     def object_infos(self, names: list[str]) -> list[tuple[str, str] | None]:
         """Objects by name (`<commit>:<path>`, `<commit>^{tree}`) → (id, type), or None where there
@@ -220,27 +247,35 @@ class GitRepo:
     def tags(self) -> tuple[str, ...]:
         return tuple(self._out("for-each-ref", "--format=%(refname:short)", "refs/tags").split())
 
-    def refs(self, pattern: str) -> dict[str, str]:
-        """Ref name → commit sha for refs matching `pattern` (e.g. `refs/pull/*/head`)."""
-        out = self._out("for-each-ref", "--format=%(objectname) %(refname)", pattern)
+    def tagged(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Those of `names` that are tags, looked up in the long-lived `cat-file`: a release
+        repository holds thousands of tags, which `tags` lists in a process of its own each time."""
+        plain = [n for n in dict.fromkeys(names) if _TAG_NAME_RE.fullmatch(n)]
+        with self._lock:
+            infos = self._object_infos([f"refs/tags/{n}" for n in plain])
+        return tuple(n for n, info in zip(plain, infos, strict=True) if info is not None)
+
+    def refs(self, *patterns: str, merged_into: str | None = None) -> dict[str, str]:
+        """Ref name → object id for the refs matching `patterns` (e.g. `refs/pull/*/head`, or
+        `refs/pull` for all under it), in one `for-each-ref`; with `merged_into`, only the refs
+        whose tip that commit contains."""
+        merged = [f"--merged={merged_into}"] if merged_into else []
+        out = self._out(
+            "for-each-ref", *merged, "--format=%(objectname) %(refname)", "--", *patterns
+        )
         return {name: sha for sha, name in (line.split(" ", 1) for line in out.splitlines())}
 
-    def ref_tips(self, *patterns: str, merged_into: str | None = None) -> dict[str, RefTip]:
-        """Ref name → its commit and committer date, for the refs matching `patterns`, in one
-        `for-each-ref`; with `merged_into`, only the refs whose tip that commit contains."""
-        merged = [f"--merged={merged_into}"] if merged_into else []
-        fmt = "--format=%(objectname) %(committerdate:unix) %(refname)"
-        out = self._out("for-each-ref", *merged, fmt, "--", *patterns)
-        tips = {}
-        for line in out.splitlines():
-            sha, date, name = line.split(" ", 2)
-            tips[name] = RefTip(sha, int(date or 0))  # no date: not a commit
-        return tips
-
-    def first_parent_subjects(self, rev: str, max_count: int) -> tuple[str, ...]:
-        """The subjects of `rev`'s first-parent history, newest first, at most `max_count`."""
-        out = self._out("log", "--first-parent", f"--max-count={max_count}", "--format=%s", rev)
-        return tuple(out.splitlines())
+    def commit_dates(self, shas: Sequence[str]) -> dict[str, int]:
+        """Each commit's committer date (seconds since the epoch), 0 for an object that is no
+        commit, read through the long-lived `cat-file`: for the few refs whose age matters, where
+        asking `for-each-ref` for dates reads the commit of every ref (thousands on a mirror)."""
+        wanted = [sha for sha in dict.fromkeys(shas) if _OBJECT_ID_RE.fullmatch(sha)]
+        with self._lock:
+            objects = self._read_objects(wanted)
+        return {
+            sha: _committer_date(data) if kind == "commit" else 0
+            for sha, (_, kind, data) in zip(wanted, objects, strict=True)
+        }
 
     def first_parent_log(
         self, rev: str, since: int | None = None, max_count: int | None = None
@@ -266,10 +301,34 @@ class GitRepo:
     def log(
         self, rev_range: str, path: str | None = None, max_count: int = 200
     ) -> tuple[Commit, ...]:
+        return tuple(self.commits(rev_range, path, max_count))
+
+    def commits(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> Iterator[Commit]:
+        """`log`, read as git writes it, and git stopped when the caller stops: a caller that
+        needs the newest few commits touching a path waits for those, not for git's walk of the
+        whole history (tens of milliseconds on a mirror of thousands of commits)."""
         args = ["log", f"--max-count={max_count}", f"--format={_COMMIT_FORMAT}", rev_range]
-        if path:
-            args += ["--", path]
-        return tuple(commit for _, commit in _log_records(self._out(*args), marked=False))
+        args += ["--", path] if path else []
+        proc = subprocess.Popen(
+            ["git", "-C", str(self.path), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_GIT_ENV,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            for record in _records(proc.stdout):
+                yield _commit(record)
+            if proc.wait() != 0:
+                raise _failed("log", proc.returncode, proc.stderr.read())
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
 
     def fork_log(
         self, target: str, head: str, max_count: int
@@ -492,9 +551,9 @@ class GitRepo:
         return frozenset(p.decode(errors="surrogateescape") for p in proc.stdout.split(b"\0") if p)
 
     def clear_listings(self) -> None:
-        """Forget cached trees and blobs (benchmarks measure a cold review)."""
+        """Forget cached trees, blobs and histories (benchmarks measure a cold review)."""
         caches = (self._roots, self._dirs, self._levels, self._tree_listings, self._file_paths)
-        for cache in (*caches, self._holding):
+        for cache in (*caches, self._holding, self._lines):
             cache.clear()
         self._blobs.clear()
 
@@ -615,14 +674,46 @@ def _weight(entries: Sized) -> int:
 _COMMIT_FORMAT = "%H%x00%s%x00%B%x1e"
 
 
-def _log_records(out: str, marked: bool = True) -> Iterator[tuple[str, Commit]]:
-    """(mark, commit) for each record of a log in _COMMIT_FORMAT; mark is "" unless `marked`."""
+def _log_records(out: str) -> Iterator[tuple[str, Commit]]:
+    """(mark, commit) for each record of a log in `%m` + _COMMIT_FORMAT."""
     for record in out.split("\x1e"):
         record = record.strip("\n")
         if record:
-            mark, record = (record[0], record[1:]) if marked else ("", record)
-            sha, subject, body = record.split("\x00", 2)
-            yield mark, Commit(sha=sha, subject=subject, message=body.strip())
+            yield record[0], _commit(record[1:])
+
+
+def _records(stream: IO[bytes]) -> Iterator[str]:
+    """The records of a log in _COMMIT_FORMAT as git writes them, each once it is whole."""
+    pending = b""
+    while chunk := stream.read1(1 << 16):  # type: ignore[attr-defined]
+        *whole, pending = (pending + chunk).split(b"\x1e")
+        for record in whole:
+            if text := record.decode(errors="replace").strip("\n"):
+                yield text
+    if text := pending.decode(errors="replace").strip("\n"):
+        yield text
+
+
+def _commit(record: str) -> Commit:
+    sha, subject, body = record.split("\x00", 2)
+    return Commit(sha=sha, subject=subject, message=body.strip())
+
+
+def _committer_date(commit: bytes) -> int:
+    """The date on a commit object's `committer` line: `committer NAME <EMAIL> SECONDS ZONE`."""
+    header, _, _ = commit.partition(b"\n\n")
+    for line in header.split(b"\n"):
+        if line.startswith(b"committer "):
+            seconds = line.rsplit(b" ", 2)[-2]
+            return int(seconds) if seconds.isdigit() else 0
+    return 0
+
+
+def _failed(command: str, returncode: int, stderr: bytes) -> GitError:
+    lines = stderr.decode(errors="replace").strip().splitlines()
+    # git's own reason, not the usage text it may print after it.
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines
+    return GitError(f"git {command} failed: {said[-1] if said else 'exit ' + str(returncode)}")
 
 
 _DIFF = (

@@ -302,10 +302,10 @@ def merge_case(git: GitView, develop_sha: str, head_sha: str, chart_path: str) -
     return "conflict" if chart_file(chart_path) in conflicts else "clean"
 
 
-def released_tag(tags: Iterable[str], chart_name: str | None, version: str) -> str | None:
+def released_tag(git: GitView, chart_name: str | None, version: str) -> str | None:
     """The tag that released `version`: `vX.Y.Z`, `X.Y.Z`, or chart-releaser's `NAME-X.Y.Z`."""
     wanted = [f"v{version}", version] + ([f"{chart_name}-{version}"] if chart_name else [])
-    present = set(tags)
+    present = set(git.tagged(wanted))
     return next((t for t in wanted if t in present), None)
 
 
@@ -327,7 +327,8 @@ def version_origin(git: GitView, develop_sha: str, chart_path: str, version: str
     if wanted is None:
         return None
     setter = None
-    for commit in git.log(develop_sha, path=chart_file(chart_path), max_count=HISTORY_LIMIT):
+    # Read as git writes it: the run is usually a commit or two of a long path history.
+    for commit in git.commits(develop_sha, path=chart_file(chart_path), max_count=HISTORY_LIMIT):
         meta = read_chart_meta(git.tree(commit.sha), chart_path)
         found = parse_version(meta.version) if meta is not None else None
         if found is None or not same_version(found, wanted):

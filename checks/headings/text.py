@@ -243,8 +243,6 @@ def _line_opening(
     return None
 
 
-
-
 def _until(line: str, closer: re.Pattern[str]) -> tuple[str, bool]:
     match = closer.search(line)
     return (line[: match.start()], True) if match else (line, False)

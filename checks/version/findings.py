@@ -140,7 +140,7 @@ def _taken(ctx: ChartContext, a: Assessment, take: str) -> Finding:
             else f" since {short} ({origin.commit.subject})"
         )
     name = claim.head.name or a.chart.name
-    released = released_tag(ctx.git.tags(), name, head)
+    released = released_tag(ctx.git, name, head)
     released_text = f" {head} is already released (tag `{released}`)." if released else ""
     step = f"{claim.base.version} → {head} bump" if claim.base else f"new chart at {head}"
     # Where versions move at release, the release picks the next version whatever this PR wrote.

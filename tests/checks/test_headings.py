@@ -459,14 +459,16 @@ def test_references_by_path_list_no_tree_whole(
     listed: list[str] = []
     real = GitRepo.file_paths_under
     monkeypatch.setattr(
-        GitRepo, "file_paths_under", lambda self, t, lead="": listed.append(lead) or real(self, t, lead)
+        GitRepo,
+        "file_paths_under",
+        lambda self, t, lead="": listed.append(lead) or real(self, t, lead),
     )
     outcome = explain(make_ctx(g.commit("a job")))
     resolved = [line for line in outcome if line.startswith("resolved")]
     assert any("READINESS ONLY" in line for line in resolved)
     assert any("ROLLBACK ON THE DEGRADED PATH" in line for line in resolved)
     assert "" not in listed  # no listing of a whole tree
-    g.write("client/templates/job.yaml", '# and “SINGLE REPLICA” in values.yaml\nkind: Job\n')
+    g.write("client/templates/job.yaml", "# and “SINGLE REPLICA” in values.yaml\nkind: Job\n")
     outcome = explain(make_ctx(g.commit("by basename")))
     assert any("SINGLE REPLICA" in line and "api/values.yaml" in line for line in outcome)
     assert listed.count("") == 1  # the head's, for its basenames

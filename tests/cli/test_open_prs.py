@@ -101,6 +101,35 @@ def test_an_old_pr_without_merge_ref_is_closed_and_a_recent_one_open(g: GitBuild
     assert discovered(g, rules=Discovery(max_age_days=5)) == []
 
 
+def test_the_history_walk_is_asked_only_of_prs_the_cheaper_rules_leave_open(
+    g: GitBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A mirror's heads are mostly squash-merged or long closed: walking history for all of them
+    # cost most of a review. Its answer then serves the claims, which ask for the same heads.
+    for n in range(1, 6):
+        pr_branch(g, f"squashed-{n}", f"replicas: {n}\n").pull_ref(n, f"squashed-{n}")
+        commit(g.write("app/values.yaml", f"replicas: {n}\n"), f"app: {n} replicas (#{n})")
+    pr_branch(g, "abandoned", "replicas: 9\n", days_ago=OLD).pull_ref(6, "abandoned")
+    pr_branch(g, "merged", "replicas: 7\n").pull_ref(7, "merged")
+    g.merge("merged", "Merge branch 'merged' into develop")
+    pr_branch(g, "open", "replicas: 8\n").pull_ref(8, "open")
+    asked: list[list[str]] = []
+    real = GitRepo.commits_outside
+
+    def counted(self: GitRepo, heads: list[str], outside: str) -> object:
+        asked.append(sorted(heads))
+        return real(self, heads, outside)
+
+    monkeypatch.setattr(GitRepo, "commits_outside", counted)
+    repo = GitRepo(g.path)
+    found = discover_open_prs(repo, g.sha("develop"), None, None)
+    assert [pr.number for pr in found] == [8]
+    assert asked == [sorted([g.sha("refs/pull/7/head"), g.sha("refs/pull/8/head")])]
+    points = repo.fork_points(g.sha("develop"), [g.sha("refs/pull/8/head")])
+    assert points[g.sha("refs/pull/8/head")].merge_base is not None
+    assert len(asked) == 1  # remembered
+
+
 def test_no_open_prs_discovers_nothing_but_explicit_ones_count(g: GitBuilder) -> None:
     pr_branch(g, "open", "replicas: 2\n").pull_ref(8, "open")
     merge_ref(g, 8)

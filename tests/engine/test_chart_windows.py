@@ -134,15 +134,17 @@ def test_the_duplicates_check_keeps_the_charts_whose_rendered_change_it_compares
     charts whose renders went."""
     g = GitBuilder(tmp_path / "repo")
     for name in ("c00", "c01", "c02", "c03"):
-        g.write(f"{name}/Chart.yaml", chart_yaml(name)).write(f"{name}/values.yaml", "replicas: 1\n")
+        g.write(f"{name}/Chart.yaml", chart_yaml(name)).write(
+            f"{name}/values.yaml", "replicas: 1\n"
+        )
         g.write(f"{name}/templates/web.yaml", WEB).write(f"{name}/README.md", "# Chart\n")
     g.commit("charts")
     readme = "# Chart\n\nInstall it with `helm install`.\n"
     g.branch("pr", "develop")
     g.write("c00/values.yaml", "replicas: 3\n").write("c03/README.md", readme).commit("mine")
-    g.branch("theirs", "develop").write("c00/templates/web.yaml", WEB.replace(
-        "{{ .Values.replicas }}", "3"
-    )).write("c03/README.md", readme).commit("theirs").checkout("develop")
+    g.branch("theirs", "develop").write(
+        "c00/templates/web.yaml", WEB.replace("{{ .Values.replicas }}", "3")
+    ).write("c03/README.md", readme).commit("theirs").checkout("develop")
     others = (OpenPR(7, g.sha("theirs"), "theirs", title="Three web replicas"),)
     given = {"all_charts": True, "open_prs": others, "only_checks": ("duplicates",)}
     together = review(g, window=100, **given)

@@ -4,8 +4,10 @@ are read and built once."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import tarfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -375,3 +377,73 @@ def test_the_paths_between_two_trees_are_what_either_holds_differently(tmp_path:
     assert repo.paths_between(one, one) == frozenset()
     assert repo.paths_between("0" * 40, two) is None  # no such object here
     repo.close()
+
+
+def test_tagged_names_the_tags_among_the_names_even_ones_made_since(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "x").commit("init").tag("v1.0.0")
+    g.run_git("tag", "-a", "-m", "annotated", "app-1.0.0")
+    repo = GitRepo(g.path)
+    wanted = ["v1.0.0", "1.0.0", "app-1.0.0", "develop", "v1.0.0^{}", "HEAD", "a b", "x\ny"]
+    assert repo.tagged(wanted) == ("v1.0.0", "app-1.0.0")
+    g.tag("1.0.0")  # after the long-lived cat-file started
+    g.run_git("pack-refs", "--all")
+    g.tag("2.0.0")
+    assert repo.tagged([*wanted, "2.0.0"]) == ("v1.0.0", "1.0.0", "app-1.0.0", "2.0.0")
+
+
+def _children() -> set[str]:
+    """This thread's child processes not yet reaped (a finished but unreaped one included)."""
+    children = Path(f"/proc/{os.getpid()}/task/{threading.get_native_id()}/children")
+    return set(children.read_text().split())
+
+
+def test_commits_are_the_log_and_a_reader_that_stops_stops_git(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("c/Chart.yaml", "v: 0\n").commit("first")
+    for n in range(1, 30):
+        g.write("c/Chart.yaml", f"v: {n}\n").write("other.txt", f"{n}\n").commit(f"bump {n}")
+        g.write("other.txt", f"x{n}\n").commit(f"other {n}")
+    repo = GitRepo(g.path)
+    develop = g.sha("develop")
+    assert tuple(repo.commits(develop, "c/Chart.yaml", 200)) == repo.log(develop, "c/Chart.yaml")
+    assert len(repo.log(develop, "c/Chart.yaml")) == 30
+    assert [c.subject for c in repo.log(develop, max_count=3)] == [
+        "other 29",
+        "bump 29",
+        "other 28",
+    ]
+    before = _children()
+    newest = repo.commits(develop, "c/Chart.yaml", 200)
+    assert next(newest).subject == "bump 29"
+    assert len(_children() - before) == 1  # git, writing or done
+    del newest  # what a caller's loop does when it breaks
+    assert _children() == before
+
+
+def test_commits_name_git_s_reason_when_the_range_is_bad(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "x").commit("init")
+    with pytest.raises(GitError, match="git log failed: .*nope"):
+        list(GitRepo(g.path).commits("nope..develop"))
+
+
+def test_a_first_parent_line_asked_by_commit_id_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "0").commit("first (#1)")
+    g.branch("side").write("b.txt", "1").commit("on the side").checkout("develop")
+    g.write("a.txt", "1").commit("second").merge("side", "Merge pull request #2")
+    repo = GitRepo(g.path)
+    runs: list[tuple[str, ...]] = []
+    real = GitRepo._run
+
+    def counted(self: GitRepo, *args: str, **kwargs: Any) -> Any:
+        runs.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(GitRepo, "_run", counted)
+    tip = g.sha("develop")
+    assert repo.first_parent_subjects(tip, 10) == ("Merge pull request #2", "second", "first (#1)")
+    assert repo.first_parent_ids(tip, 10) == [tip, g.sha("develop^"), g.sha("develop~2")]
+    assert len(runs) == 1
+    repo.first_parent_ids("develop", 10)  # a branch moves: asked by name, read each time
+    repo.first_parent_ids("develop", 10)
+    assert len(runs) == 3

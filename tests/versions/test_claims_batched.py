@@ -4,6 +4,7 @@ claims asked PR by PR: the same repository seen through a plain `GitView` gives 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,13 @@ class PlainView:
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         return self.repo.merge_conflicts(ours, theirs)
 
-    def tags(self) -> tuple[str, ...]:
-        return self.repo.tags()
+    def tagged(self, names: Sequence[str]) -> tuple[str, ...]:
+        return self.repo.tagged(names)
+
+    def commits(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> Iterator[Commit]:
+        return self.repo.commits(rev_range, path, max_count)
 
     def log(
         self, rev_range: str, path: str | None = None, max_count: int = 200

@@ -3,6 +3,7 @@ repositories."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bot.engine.ct_config import NO_CT, CtConfig
@@ -127,8 +128,13 @@ class TreesOnly:
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         return self.repo.merge_conflicts(ours, theirs)
 
-    def tags(self) -> tuple[str, ...]:
-        return self.repo.tags()
+    def tagged(self, names: Sequence[str]) -> tuple[str, ...]:
+        return self.repo.tagged(names)
+
+    def commits(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> Iterator[Commit]:
+        return self.repo.commits(rev_range, path, max_count)
 
     def log(
         self, rev_range: str, path: str | None = None, max_count: int = 200

@@ -87,7 +87,9 @@ def replay(
     it, and the ratio is of their sums (the slices differ: a median would hide the heavy one)."""
     repo = GitRepo(repo_dir)
     renderer = RecordingRenderer(make_renderer("embedded"))
-    getattr(renderer.inner, "start", lambda: None)()  # as the command: loading while history is read
+    getattr(
+        renderer.inner, "start", lambda: None
+    )()  # as the command: loading while history is read
     branch = repo.default_branch() or "HEAD"
     args = argparse.Namespace(last=last, since=None, chart=[])
     changes = changes_to_replay(repo, args, branch)

@@ -23,6 +23,12 @@ with the 400 open PRs and again in a mirror of the same shape with 1,000 open (`
 
     .venv/bin/python bench/review_bench.py [--rounds N] [--templates N] [--in-process]
         [--case synthetic|real-shaped|both] [--prs N] [--docs N] [--claims-prs N]
+    .venv/bin/python bench/review_bench.py --case mirror --repo MIRROR --pr N [--pr N] [--base B]
+
+The mirror case reviews real PRs of a real GitHub mirror (`fetch`ed) as the command line does, as
+the App first does and as the App does next (see `mirror_case`), against Helm's work for each alone:
+where the fixed costs of a review (open-PR discovery over thousands of refs, develop's history)
+show, next to a small PR's few renders.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from all_charts_bench import RecordingRenderer, children_cpu  # noqa: E402
 
 from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
 from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
-from bot.engine.context import Context  # noqa: E402
+from bot.engine.context import Context, OpenPR  # noqa: E402
 from bot.engine.manifests import clear_parse_cache  # noqa: E402
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
@@ -209,10 +215,17 @@ def main() -> None:
     parser.add_argument("--in-process", action="store_true", help="render without the sandbox")
     parser.add_argument(
         "--case",
-        choices=["synthetic", "real-shaped", "both"],
+        choices=["synthetic", "real-shaped", "both", "mirror"],
         default="both",
-        help="which repository",
+        help="which repository (mirror: --repo's PRs, --pr)",
     )
+    parser.add_argument(
+        "--repo", type=Path, help="a GitHub mirror (refs/pull/*/head), for --case mirror"
+    )
+    parser.add_argument(
+        "--pr", type=int, action="append", default=[], help="a PR of --repo to review (repeatable)"
+    )
+    parser.add_argument("--base", help="--repo's integration branch (default: its HEAD's)")
     parser.add_argument(
         "--prs", type=int, default=600, help="refs/pull/N/head of the real-shaped case"
     )
@@ -227,6 +240,10 @@ def main() -> None:
         synthetic_case(args, helm, pool)
     if args.case in ("real-shaped", "both"):
         real_shaped_case(args, helm, pool)
+    if args.case == "mirror":
+        if args.repo is None or not args.pr:
+            parser.error("--case mirror needs --repo and at least one --pr")
+        mirror_case(args, helm)
 
 
 def synthetic_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolExecutor) -> None:
@@ -545,6 +562,81 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
         print_claims(repo, develop, head, args.rounds)
         print_claims_at_scale(args, Path(tmp) / "claims.git")
         print(yaml.safe_dump({"real_shaped": ratios}).strip())
+
+
+def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
+    """Real PRs of a real mirror, against Helm's work for each redone alone, three ways:
+    - cli: as the command line reviews it, in a fresh process (every cache emptied), the other
+      open PRs discovered from the refs beside the renders (offline, as a mirror has no network);
+    - app: as the App's first review of the repository (every cache emptied), the open PRs given
+      as GitHub lists them;
+    - warm: the App's next review: git's facts kept from the review before (fork points,
+      develop's history, tree listings), renders and their parses redone."""
+    repo = GitRepo(args.repo)
+    base = args.base or repo.default_branch() or "main"
+    develop = repo.resolve(base)
+    assert develop is not None, f"{args.repo}: no branch {base}"
+    print(
+        f"mirror {args.repo} ({len(repo.refs('refs/pull'))} PR refs), {base}; {args.rounds} rounds"
+    )
+    for number in args.pr:
+        head = repo.resolve(f"refs/pull/{number}/head")
+        assert head is not None, f"{args.repo}: no refs/pull/{number}/head"
+        listed = discover_open_prs(repo, develop, None, head, exclude_number=number)
+        inputs = _mirror_inputs(repo, base, develop, number, listed)
+        recorded = record_helm_work(repo, helm, inputs["cli"])
+        if not recorded.jobs:
+            print(f"#{number}: renders nothing offline (its charts' dependencies are not vendored)")
+            continue
+        ratios: dict[str, list[float]] = {"cli": [], "app": [], "warm": []}
+        walls: dict[str, list[float]] = {way: [] for way in ratios}
+        floors = []
+        for _ in range(args.rounds):
+            for way in ("cli", "app", "warm"):
+                clear_parse_cache(), clear_memo()
+                if way != "warm":
+                    repo.clear_listings(), clear_all()
+                walls[way].append(
+                    _timed_review(repo, helm, inputs["app" if way == "warm" else way])
+                )
+                floors.append(recorded.replay_alone())
+                ratios[way].append(walls[way][-1] / floors[-1])
+        figures = ", ".join(
+            f"{way} {statistics.median(walls[way]) * 1000:.0f} ms = {statistics.median(r):.2f}x"
+            for way, r in ratios.items()
+        )
+        rounds = "; ".join(f"{way} {_listed(r)}" for way, r in ratios.items())
+        print(
+            f"#{number}: {len(recorded.jobs)} renders, {recorded.lints} linted, {len(listed)} other "
+            f"open PRs; Helm's work for it alone {statistics.median(floors) * 1000:.0f} ms; review "
+            f"{figures} (rounds: {rounds})"
+        )
+
+
+def _mirror_inputs(
+    repo: GitRepo, base: str, develop: str, number: int, listed: tuple[OpenPR, ...]
+) -> dict[str, Callable[[], ReviewInput]]:
+    head_ref = f"refs/pull/{number}/head"
+
+    def cli() -> ReviewInput:
+        head = repo.resolve(head_ref)
+        found = finding_open_prs(repo, develop, head, exclude_number=number)
+        return ReviewInput(base=base, head=head_ref, offline=True, open_prs_found=found)
+
+    def app() -> ReviewInput:
+        return ReviewInput(base=base, head=head_ref, offline=True, open_prs=listed)
+
+    return {"cli": cli, "app": app}
+
+
+def _timed_review(repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]) -> float:
+    t0 = time.perf_counter()
+    Engine(repo, helm, REGISTRY, RenderCache()).review(make())
+    return time.perf_counter() - t0
+
+
+def _listed(ratios: list[float]) -> str:
+    return ", ".join(f"{r:.2f}" for r in ratios)
 
 
 def print_claims(repo: GitRepo, develop: str, head: str, rounds: int) -> None:

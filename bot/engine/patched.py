@@ -9,7 +9,10 @@ same render."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Sequence
 
+from bot.git.history import LogEntry
+from bot.git.objects import Commit
 from bot.git.repo import GitRepo
 from bot.git.tree import TREE_MODE, Entry, GitTree, Level
 
@@ -23,7 +26,9 @@ class PatchedRepo(GitRepo):
     unpatched."""
 
     def __init__(self, repo: GitRepo, commit: str, path: str, data: bytes) -> None:
-        super().__init__(repo.path)  # its own cat-file process, started only if a query needs it
+        # Its own cat-file process, started only if a query needs it; history is asked of `repo`,
+        # whose answers (remembered there) the patch cannot change.
+        super().__init__(repo.path, checked=True)
         self._inner = repo
         self._commit, self._data = commit, data
         root = repo.root_tree(commit)
@@ -34,6 +39,35 @@ class PatchedRepo(GitRepo):
         self._root, self._made = patched_levels(
             repo, root, path, Entry(old.mode if old is not None else BLOB_MODE, "blob", self._oid)
         )
+
+    # -- history: the repository's own, remembered there ------------------------------------------
+
+    def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
+        return self._inner.merge_conflicts(ours, theirs)
+
+    def commits(
+        self, rev_range: str, path: str | None = None, max_count: int = 200
+    ) -> Iterator[Commit]:
+        return self._inner.commits(rev_range, path, max_count)
+
+    def tagged(self, names: Sequence[str]) -> tuple[str, ...]:
+        return self._inner.tagged(names)
+
+    def resolve_many(self, refs: list[str]) -> dict[str, str | None]:
+        return self._inner.resolve_many(refs)
+
+    def first_parent_line(self, rev: str, max_count: int) -> tuple[tuple[str, str], ...]:
+        return self._inner.first_parent_line(rev, max_count)
+
+    def first_parent_log(
+        self, rev: str, since: int | None = None, max_count: int | None = None
+    ) -> list[LogEntry]:
+        return self._inner.first_parent_log(rev, since, max_count)
+
+    def first_parent_changes(self, rev: str, depth: int, path: str) -> list[LogEntry]:
+        return self._inner.first_parent_changes(rev, depth, path)
+
+    # -- the patched trees -------------------------------------------------------------------------
 
     def head(self) -> GitTree:
         """The patched commit's tree (same commit id: git queries about the head still work)."""

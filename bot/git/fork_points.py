@@ -14,7 +14,7 @@ the life of the process (in the App, across every review of that repository)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -46,7 +46,9 @@ class History(Protocol):
 
     def merge_base(self, a: str, b: str) -> str | None: ...
 
-    def first_parent_ids(self, rev: str, max_count: int) -> list[str]: ...
+    def first_parent_positions(
+        self, rev: str, wanted: Collection[str], max_count: int
+    ) -> dict[str, int]: ...
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
 
@@ -56,15 +58,17 @@ _CACHE: BoundedCache[tuple[str, str, str], ForkPoint] = BoundedCache(_CACHED)
 
 def fork_points(repo: History, develop: str, heads: Sequence[str]) -> dict[str, ForkPoint]:
     """Each head's fork point from `develop` (commit ids), the ones not remembered in one git
-    process; one more reads develop's first-parent line when some head has several merge-base
-    candidates, and a `merge-base` decides for a head whose candidates are not all on it."""
+    process; one more reads develop's first-parent line, as deep as the oldest candidate, when some
+    head has several merge-base candidates, and a `merge-base` decides for a head whose candidates
+    are not all on it."""
     where = str(repo.path)
     found = {h: _CACHE.get((where, develop, h)) for h in dict.fromkeys(heads)}
     missing = [h for h, point in found.items() if point is None]
     if missing:  # (none: no git at all)
         graph = repo.commits_outside(missing, develop)
         edges = {h: boundary(graph, h) for h in missing if h in graph} if graph is not None else {}
-        line = _Line(repo, develop, any(len(e) > 1 for e in edges.values()))
+        several = {c for e in edges.values() if len(e) > 1 for c in e}
+        line = _Line(repo, develop, several)
         for head in missing:
             point = _from_graph(repo, line, edges, head) if graph is not None else None
             point = point or _asked(repo, develop, head)
@@ -76,9 +80,10 @@ def fork_points(repo: History, develop: str, heads: Sequence[str]) -> dict[str, 
 class _Line:
     """Positions on develop's first-parent line (0 the tip), read only when needed."""
 
-    def __init__(self, repo: History, develop: str, needed: bool) -> None:
-        ids = repo.first_parent_ids(develop, FIRST_PARENTS) if needed else []
-        self.position = {sha: n for n, sha in enumerate(ids)}
+    def __init__(self, repo: History, develop: str, candidates: set[str]) -> None:
+        self.position = (
+            repo.first_parent_positions(develop, candidates, FIRST_PARENTS) if candidates else {}
+        )
         self.develop = develop
 
     def newest(self, candidates: tuple[str, ...]) -> str | None:

@@ -10,7 +10,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence, Sized
+from collections.abc import Collection, Iterator, Sequence, Sized
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -60,7 +60,8 @@ class GitError(ChartReviewError):
 class GitRepo:
     """One repository on disk. Thread-safe for reads."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, checked: bool = False) -> None:
+        """`checked`: the path is known to be a repository (another GitRepo's), not asked again."""
         self.path = Path(path)
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
@@ -82,7 +83,9 @@ class GitRepo:
         self._lines: BoundedCache[tuple[str, int], tuple[tuple[str, str], ...]] = BoundedCache(
             _LINE_COMMITS, len
         )
-        if self._run("rev-parse", "--git-dir", check=False).returncode != 0:
+        # Which paths conflict merging one commit into another: a fact of the two ids.
+        self._conflicts: BoundedCache[tuple[str, str], tuple[str, ...]] = BoundedCache(_ROOTS)
+        if not checked and self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
 
     # -- commands ---------------------------------------------------------------------------------
@@ -196,9 +199,22 @@ class GitRepo:
 
         return subtrees(self, directory, commits, read)
 
-    def first_parent_ids(self, rev: str, max_count: int) -> list[str]:
-        """The commits of `rev`'s first-parent history, newest first, at most `max_count`."""
-        return [sha for sha, _ in self.first_parent_line(rev, max_count)]
+    def first_parent_positions(
+        self, rev: str, wanted: Collection[str], max_count: int
+    ) -> dict[str, int]:
+        """Where each of `wanted` is on `rev`'s first-parent line (0: `rev`), for those among its
+        newest `max_count` commits: from the line when it is remembered, else read only as deep
+        as the oldest of them (fork points are mostly recent; the line is thousands deep)."""
+        if _OBJECT_ID_RE.fullmatch(rev) and (known := self._lines.get((rev, max_count))):
+            return {sha: n for n, (sha, _) in enumerate(known) if sha in wanted}
+        found: dict[str, int] = {}
+        args = ["rev-list", "--first-parent", f"--max-count={max_count}", "--end-of-options", rev]
+        for n, sha in enumerate(self._streamed([*args, "--"], b"\n")):
+            if sha in wanted:
+                found[sha] = n
+                if len(found) == len(wanted):
+                    break
+        return found
 
     def first_parent_subjects(self, rev: str, max_count: int) -> tuple[str, ...]:
         """The subjects of `rev`'s first-parent history, newest first, at most `max_count`."""
@@ -236,6 +252,15 @@ class GitRepo:
         return [next(infos) if n else None for n in plain]
 
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
+        """The paths that conflict merging `theirs` into `ours` (`git merge-tree`), remembered
+        when both are commit ids."""
+        if not (_OBJECT_ID_RE.fullmatch(ours) and _OBJECT_ID_RE.fullmatch(theirs)):
+            return self._merged_conflicts(ours, theirs)
+        return self._conflicts.get_or_make(
+            (ours, theirs), lambda: self._merged_conflicts(ours, theirs)
+        )
+
+    def _merged_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         proc = self._run(
             "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
         )
@@ -287,6 +312,19 @@ class GitRepo:
         args += [f"--max-count={max_count}"] if max_count is not None else []
         return parse_first_parent_log(self._run(*args, LOG_FORMAT, "--end-of-options", rev).stdout)
 
+    def first_parent_changes(self, rev: str, depth: int, path: str) -> list[LogEntry]:
+        """What `first_parent_log(rev, max_count=depth)` lists of the commits that change files
+        under the directory `path` ("." the whole tree), each with those files only: the walk reads
+        that directory of each commit, not the whole tree's diff (and, with a commit-graph, its
+        Bloom filters), a few milliseconds where the whole log takes tens on a busy repository.
+        `rev~depth` bounds the walk exactly as `--max-count` did (history shorter: no bound)."""
+        bound = f"{rev}~{depth}"
+        older = self.resolve_many([bound]).get(bound)
+        args = ["log", "--first-parent", "--diff-merges=first-parent", "--name-only", "-z"]
+        args += [LOG_FORMAT, "--end-of-options", rev, *([f"^{older}"] if older else []), "--"]
+        args += [] if path in ("", ".") else [f":(literal){path}"]
+        return parse_first_parent_log(self._run(*args).stdout)
+
     def default_branch(self) -> str | None:
         """The remote's default branch (`origin/HEAD`), else the repository's HEAD branch."""
         for args in (
@@ -311,6 +349,11 @@ class GitRepo:
         whole history (tens of milliseconds on a mirror of thousands of commits)."""
         args = ["log", f"--max-count={max_count}", f"--format={_COMMIT_FORMAT}", rev_range]
         args += ["--", path] if path else []
+        return (_commit(record) for record in self._streamed(args, b"\x1e"))
+
+    def _streamed(self, args: Sequence[str], separator: bytes) -> Iterator[str]:
+        """The output of `git args`, in pieces ending at `separator`, each once git has written
+        it; dropping the iterator stops git (a caller's loop that breaks does)."""
         proc = subprocess.Popen(
             ["git", "-C", str(self.path), *args],
             stdout=subprocess.PIPE,
@@ -319,10 +362,9 @@ class GitRepo:
         )
         assert proc.stdout is not None and proc.stderr is not None
         try:
-            for record in _records(proc.stdout):
-                yield _commit(record)
+            yield from _pieces(proc.stdout, separator)
             if proc.wait() != 0:
-                raise _failed("log", proc.returncode, proc.stderr.read())
+                raise _failed(args[0], proc.returncode, proc.stderr.read())
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -553,7 +595,7 @@ class GitRepo:
     def clear_listings(self) -> None:
         """Forget cached trees, blobs and histories (benchmarks measure a cold review)."""
         caches = (self._roots, self._dirs, self._levels, self._tree_listings, self._file_paths)
-        for cache in (*caches, self._holding, self._lines):
+        for cache in (*caches, self._holding, self._lines, self._conflicts):
             cache.clear()
         self._blobs.clear()
 
@@ -682,13 +724,14 @@ def _log_records(out: str) -> Iterator[tuple[str, Commit]]:
             yield record[0], _commit(record[1:])
 
 
-def _records(stream: IO[bytes]) -> Iterator[str]:
-    """The records of a log in _COMMIT_FORMAT as git writes them, each once it is whole."""
+def _pieces(stream: IO[bytes], separator: bytes) -> Iterator[str]:
+    """What `stream` says, in pieces ending at `separator` (a log's records, a list's lines),
+    each once it is whole; empty ones left out."""
     pending = b""
     while chunk := stream.read1(1 << 16):  # type: ignore[attr-defined]
-        *whole, pending = (pending + chunk).split(b"\x1e")
-        for record in whole:
-            if text := record.decode(errors="replace").strip("\n"):
+        *whole, pending = (pending + chunk).split(separator)
+        for piece in whole:
+            if text := piece.decode(errors="replace").strip("\n"):
                 yield text
     if text := pending.decode(errors="replace").strip("\n"):
         yield text

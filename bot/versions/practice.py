@@ -31,8 +31,7 @@ from bot.lru import BoundedCache
 from bot.versions.semver import parse_version
 
 # How many recent changes to the chart are counted, how deep the first-parent history is read to
-# find them (one `git log`: ~0.2 s for 1,000 commits of a 100-chart repository), and how many
-# make evidence. Fewer than that and the default rule (bump every change) stands.
+# find them (one `git log` of the chart's directory per chart), and how many make evidence. Fewer than that and the default rule (bump every change) stands.
 RECENT_CHANGES = 20
 HISTORY_DEPTH = 1000
 MIN_EVIDENCE = 3
@@ -40,13 +39,23 @@ MIN_EVIDENCE = 3
 # pipeline overwrites. A chart whose version stayed at one through its history is stamped later.
 PLACEHOLDERS = frozenset({"0.0.0", "0.0.1", "0.1.0"})
 
-_LOGS: BoundedCache[str, tuple[LogEntry, ...]] = BoundedCache(8)
+# How many charts' practices at one tip are read from their own directory's history; past them,
+# one log of the whole tree serves every chart.
+CHARTS_READ_ALONE = 2
+# (tip, chart) → the chart's changes among the tip's newest HISTORY_DEPTH first-parent commits;
+# (tip, None) → every change among them. And how many charts were asked about at each tip.
+_LOGS: BoundedCache[tuple[str, str | None], tuple[LogEntry, ...]] = BoundedCache(
+    8 * HISTORY_DEPTH, lambda log: 1 + len(log)
+)
+_ASKED: BoundedCache[str, int] = BoundedCache(64)
 _PRACTICES: BoundedCache[tuple[str, str, tuple[str, ...]], Practice] = BoundedCache(256)
 
 
 @runtime_checkable
 class FirstParentHistory(Protocol):
     """The git view that can list a branch's first-parent history (`GitRepo` can)."""
+
+    def first_parent_changes(self, rev: str, depth: int, path: str) -> list[LogEntry]: ...
 
     def first_parent_log(
         self, rev: str, since: int | None = None, max_count: int | None = None
@@ -142,9 +151,7 @@ class _Change:
 def _learn(
     git: GitView, history: FirstParentHistory, tip: Tree, chart_path: str, ignore: Sequence[str]
 ) -> Practice:
-    log = _LOGS.get_or_make(
-        tip.commit, lambda: tuple(history.first_parent_log(tip.commit, max_count=HISTORY_DEPTH))
-    )
+    log = _history(history, tip.commit, chart_path)
     helmignore = tip.text(HELMIGNORE if chart_path == "." else f"{chart_path}/{HELMIGNORE}")
     recent = []
     for entry in log:
@@ -162,6 +169,26 @@ def _learn(
     bumped = sum(c.before != c.after for c in counted)
     moved = any(c.before != c.after for c in changes)
     return _judge(len(counted), bumped, moved, version)
+
+
+def _history(history: FirstParentHistory, tip: str, chart_path: str) -> tuple[LogEntry, ...]:
+    """The tip's newest HISTORY_DEPTH first-parent commits, with the paths they change: the
+    chart's directory's alone for the first charts asked about at a tip (one chart's log costs a
+    few milliseconds, the whole tree's tens), the whole tree's, shared, from the next one on (a PR
+    that touches thirty charts). `_learn` keeps to the chart's paths either way."""
+    shared = _LOGS.get((tip, None))
+    if shared is not None:
+        return shared
+    asked = (_ASKED.get(tip) or 0) + 1
+    _ASKED.put(tip, asked)
+    if asked > CHARTS_READ_ALONE:
+        return _LOGS.get_or_make(
+            (tip, None), lambda: tuple(history.first_parent_log(tip, max_count=HISTORY_DEPTH))
+        )
+    return _LOGS.get_or_make(
+        (tip, chart_path),
+        lambda: tuple(history.first_parent_changes(tip, HISTORY_DEPTH, chart_path)),
+    )
 
 
 def _with_versions(

@@ -442,8 +442,29 @@ def test_a_first_parent_line_asked_by_commit_id_is_read_once(
     monkeypatch.setattr(GitRepo, "_run", counted)
     tip = g.sha("develop")
     assert repo.first_parent_subjects(tip, 10) == ("Merge pull request #2", "second", "first (#1)")
-    assert repo.first_parent_ids(tip, 10) == [tip, g.sha("develop^"), g.sha("develop~2")]
+    line = [tip, g.sha("develop^"), g.sha("develop~2")]
+    assert [sha for sha, _ in repo.first_parent_line(tip, 10)] == line
     assert len(runs) == 1
-    repo.first_parent_ids("develop", 10)  # a branch moves: asked by name, read each time
-    repo.first_parent_ids("develop", 10)
+    repo.first_parent_line("develop", 10)  # a branch moves: asked by name, read each time
+    repo.first_parent_line("develop", 10)
     assert len(runs) == 3
+    side = g.sha("side")
+    wanted = {line[2], line[1], side}
+    assert repo.first_parent_positions(tip, wanted, 10) == {line[1]: 1, line[2]: 2}
+    assert repo.first_parent_positions("develop", wanted, 10) == {line[1]: 1, line[2]: 2}
+    assert repo.first_parent_positions("develop", wanted, 2) == {line[1]: 1}
+    assert len(runs) == 3  # the remembered line, or rev-list read as git writes it
+
+
+def test_first_parent_positions_stop_git_at_the_oldest_wanted(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("a.txt", "0").commit("c0")
+    for n in range(1, 400):
+        g.write("a.txt", f"{n}").commit(f"c{n}")
+    repo = GitRepo(g.path)
+    wanted = {g.sha("develop~3"), g.sha("develop~1")}
+    before = _children()
+    assert repo.first_parent_positions("develop", wanted, 5000) == {
+        g.sha("develop~1"): 1,
+        g.sha("develop~3"): 3,
+    }
+    assert _children() == before  # git stopped and reaped, its list unread

@@ -9,6 +9,7 @@ from unittest import mock
 import pytest
 
 from bot.git.history import (
+    LogEntry,
     chart_dirs_named,
     merged_change,
     merged_changes,
@@ -149,3 +150,29 @@ def test_parse_reads_paths_with_spaces_and_no_paths() -> None:
     first, merge = parse_first_parent_log(data)
     assert first.paths == ("dir/a file.md", "b.md")
     assert (merge.parents, merge.paths, merge.date) == (("p2", "p3"), (), 90)
+
+
+def _kept_to(entries: list[LogEntry], path: str) -> list[tuple[str, tuple[str, ...]]]:
+    """What the whole log says of `path`: its commits that change files under it, with those."""
+    out = []
+    for e in entries:
+        under = tuple(p for p in e.paths if path in (".", "") or p.startswith(path + "/"))
+        if under:
+            out.append((e.sha, under))
+    return out
+
+
+def test_a_directory_s_changes_are_the_whole_log_kept_to_it(g: GitBuilder) -> None:
+    g.write("charts/a[1]/Chart.yaml", "name: x\n").write("charts/a1/Chart.yaml", "name: y\n")
+    dated(g, "glob-like names", T0 + 6_000_000)
+    repo = GitRepo(g.path)
+    tip = g.sha("develop")
+    for depth in (2, 3, 4, 100):  # the merge, the squash and the chart's creation, or not
+        whole = repo.first_parent_log(tip, max_count=depth)
+        for path in ("charts/app", "charts/other", "charts/a[1]", "docs", "."):
+            changes = repo.first_parent_changes(tip, depth, path)
+            assert [(e.sha, e.paths) for e in changes] == _kept_to(whole, path), (depth, path)
+            parents = {e.sha: e.parents for e in whole}
+            assert [e.parents for e in changes] == [parents[e.sha] for e in changes]
+    merge = repo.first_parent_changes(tip, 100, "charts/app")[1]
+    assert merge.subject.startswith("Merge pull request #5") and len(merge.parents) == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import subprocess
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -52,6 +53,48 @@ def test_a_second_sync_fetches_what_moved(tmp_path: Path, upstream: GitBuilder) 
     repo = mirrors.sync("acme/charts", str(upstream.path), token=None, want=[new])
 
     assert repo.resolve("refs/heads/develop") == new
+
+
+def _graph_layers(mirror: Path) -> list[str]:
+    chain = mirror / "objects/info/commit-graphs/commit-graph-chain"
+    return chain.read_text().split() if chain.is_file() else []
+
+
+def test_each_sync_brings_the_commit_graph_up_to_the_refs(
+    tmp_path: Path, upstream: GitBuilder
+) -> None:
+    # Reviews walk history in every check; the graph lets git skip inflating commits.
+    mirrors = Mirrors(tmp_path / "mirrors")
+    path = mirrors.sync("acme/charts", str(upstream.path), token=None).path
+    first = _graph_layers(path)
+    assert first
+    upstream.write("b.txt", "b\n").commit("b")
+    mirrors.sync("acme/charts", str(upstream.path), token=None)
+    assert _graph_layers(path) != first
+    verify = subprocess.run(
+        ["git", "-C", str(path), "commit-graph", "verify"], capture_output=True, text=True
+    )
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_a_commit_graph_that_cannot_be_written_leaves_the_sync_whole(
+    tmp_path: Path, upstream: GitBuilder, caplog: pytest.LogCaptureFixture
+) -> None:
+    mirrors = Mirrors(tmp_path / "mirrors")
+    path = mirrors.sync("acme/charts", str(upstream.path), token=None).path
+    stale = path / "objects/info/commit-graphs/commit-graph-chain.lock"
+    stale.write_text("")  # as a killed write leaves it: git writes no graph past it
+    before = _graph_layers(path)
+    upstream.write("b.txt", "b\n").commit("b")
+    mirrors.sync("acme/charts", str(upstream.path), token=None)
+    assert not stale.exists() and _graph_layers(path) != before
+    graphs = path / "objects/info/commit-graphs"
+    shutil.rmtree(graphs)
+    graphs.write_text("")  # where git cannot write a layer
+    new = upstream.write("c.txt", "c\n").commit("c").sha()
+    repo = mirrors.sync("acme/charts", str(upstream.path), token=None)
+    assert repo.resolve("refs/heads/develop") == new
+    assert "commit-graph not written" in caplog.text
 
 
 def test_a_damaged_mirror_is_rebuilt(tmp_path: Path, upstream: GitBuilder) -> None:

@@ -9,8 +9,10 @@ from pathlib import Path
 from bot.engine.ct_config import NO_CT, CtConfig
 from bot.git.objects import Commit, Tree
 from bot.git.repo import GitRepo
+from bot.lru import clear_all
 from bot.versions.practice import MIN_EVIDENCE, Basis, Practice, chart_practice
 from tests.support.gitbuilder import GitBuilder
+from tests.support.version_scenario import write_chart
 from tests.versions.histories import chart_repo, land, release, touch_ci
 
 
@@ -149,3 +151,29 @@ def test_a_view_without_history_keeps_the_default_rule(tmp_path: Path) -> None:
     repo = GitRepo(g.path)
     found = chart_practice(TreesOnly(repo), repo.tree(g.sha()), "client", (), NO_CT)
     assert found == Practice(Basis.NO_HISTORY) and found.enforced
+
+
+def test_many_charts_at_one_tip_share_one_log_and_learn_what_each_alone_does(
+    tmp_path: Path,
+) -> None:
+    # The first charts read their own directory's history, the next ones the whole tree's log.
+    charts = [f"charts/c{n}" for n in range(5)]
+    g = chart_repo(tmp_path / "r", chart=charts[0])
+    for n, chart in enumerate(charts[1:], 1):
+        write_chart(g, chart, f"c{n}", "1.0.0").commit(f"{chart} 1.0.0")
+    bumps = {0: "yyyy", 1: "nnnn", 2: "y", 3: "yyny", 4: "ynnn"}  # each chart's PRs, in turn
+    number = 0
+    for turn in range(4):
+        for n, pattern in bumps.items():
+            if turn < len(pattern):
+                number += 1
+                bump = f"1.0.{number}" if pattern[turn] == "y" else None
+                land(g, number, bump, chart=charts[n])
+    alone = {}
+    for chart in charts:
+        clear_all()
+        alone[chart] = practice(g, chart)
+    clear_all()
+    together = {chart: practice(g, chart) for chart in charts}
+    assert together == alone
+    assert len({p.basis for p in alone.values()}) > 1  # the charts do differ

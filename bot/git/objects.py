@@ -4,9 +4,13 @@ provides them; nothing here runs git."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+# A full commit (or object) id, SHA-1 or SHA-256: a name whose history never changes, unlike a ref's.
+OBJECT_ID_RE = re.compile("[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class Tree(Protocol):

@@ -18,7 +18,7 @@ from bot.errors import ChartReviewError
 from bot.git.diff import DIFF_FORMAT, parse_diff
 from bot.git.fork_points import ForkPoint, fork_points
 from bot.git.history import LOG_FORMAT, LogEntry, parse_first_parent_log
-from bot.git.objects import ChangedFile, Commit
+from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
 from bot.git.tree import Entry, GitTree, Level, parse_tree
 from bot.lru import BoundedCache
 
@@ -39,7 +39,6 @@ _TAG_NAME_RE = re.compile(r"[A-Za-z0-9._+-][A-Za-z0-9._+/-]*")
 # First-parent lines kept, in commits: a few integration branches' tips, 5,000 commits each.
 _LINE_COMMITS = 20_000
 # A full object id (SHA-1 or SHA-256): what names one commit for good, unlike a ref.
-_OBJECT_ID_RE = re.compile("[0-9a-f]{40}|[0-9a-f]{64}")
 # Git abbreviates an object id to 4 hex digits at the least.
 _ABBREVIATION_RE = re.compile("[0-9a-fA-F]{4}")
 # Trees kept, counted in entries (~200 bytes each): one level of each directory object, enough for
@@ -205,7 +204,7 @@ class GitRepo:
         """Where each of `wanted` is on `rev`'s first-parent line (0: `rev`), for those among its
         newest `max_count` commits: from the line when it is remembered, else read only as deep
         as the oldest of them (fork points are mostly recent; the line is thousands deep)."""
-        if _OBJECT_ID_RE.fullmatch(rev) and (known := self._lines.get((rev, max_count))):
+        if OBJECT_ID_RE.fullmatch(rev) and (known := self._lines.get((rev, max_count))):
             return {sha: n for n, (sha, _) in enumerate(known) if sha in wanted}
         found: dict[str, int] = {}
         args = ["rev-list", "--first-parent", f"--max-count={max_count}", "--end-of-options", rev]
@@ -225,7 +224,7 @@ class GitRepo:
         `max_count`, in one `git log`. A commit's history never changes: asked by its id, the
         line is remembered, as open-PR discovery reads its subjects and the fork points its ids."""
         key = (rev, max_count)
-        if _OBJECT_ID_RE.fullmatch(rev) and (known := self._lines.get(key)) is not None:
+        if OBJECT_ID_RE.fullmatch(rev) and (known := self._lines.get(key)) is not None:
             return known
         out = self._out(
             "log",
@@ -239,7 +238,7 @@ class GitRepo:
         line = tuple(
             (sha, subject) for sha, _, subject in (r.partition(" ") for r in out.splitlines())
         )
-        if _OBJECT_ID_RE.fullmatch(rev):
+        if OBJECT_ID_RE.fullmatch(rev):
             self._lines.put(key, line)
         return line
 
@@ -254,7 +253,7 @@ class GitRepo:
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         """The paths that conflict merging `theirs` into `ours` (`git merge-tree`), remembered
         when both are commit ids."""
-        if not (_OBJECT_ID_RE.fullmatch(ours) and _OBJECT_ID_RE.fullmatch(theirs)):
+        if not (OBJECT_ID_RE.fullmatch(ours) and OBJECT_ID_RE.fullmatch(theirs)):
             return self._merged_conflicts(ours, theirs)
         return self._conflicts.get_or_make(
             (ours, theirs), lambda: self._merged_conflicts(ours, theirs)
@@ -294,7 +293,7 @@ class GitRepo:
         """Each commit's committer date (seconds since the epoch), 0 for an object that is no
         commit, read through the long-lived `cat-file`: for the few refs whose age matters, where
         asking `for-each-ref` for dates reads the commit of every ref (thousands on a mirror)."""
-        wanted = [sha for sha in dict.fromkeys(shas) if _OBJECT_ID_RE.fullmatch(sha)]
+        wanted = [sha for sha in dict.fromkeys(shas) if OBJECT_ID_RE.fullmatch(sha)]
         with self._lock:
             objects = self._read_objects(wanted)
         return {

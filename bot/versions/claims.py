@@ -24,7 +24,7 @@ from bot.engine.chart.files import (
 )
 from bot.engine.context import OpenPR
 from bot.git.fork_points import ForkPoint
-from bot.git.objects import Commit, GitView, Tree
+from bot.git.objects import OBJECT_ID_RE, Commit, GitView, Tree
 from bot.lru import BoundedCache
 from bot.versions.semver import (
     bump_level,
@@ -219,6 +219,8 @@ class BatchGit(GitView, Protocol):
 
 
 _METAS: BoundedCache[tuple[str, str], ChartMeta] = BoundedCache(_METAS_KEPT)
+# (develop, chart, version) -> its origin, None included (hence the 1-tuple).
+_ORIGINS: BoundedCache[tuple[str, str, str], tuple[Origin | None]] = BoundedCache(_METAS_KEPT)
 
 
 def _batched_claims(
@@ -322,7 +324,24 @@ def pr_number(subject: str) -> int | None:
 
 
 def version_origin(git: GitView, develop_sha: str, chart_path: str, version: str) -> Origin | None:
-    """The oldest commit of the newest run on develop whose `Chart.yaml` carries `version`."""
+    """The oldest commit of the newest run on develop whose `Chart.yaml` carries `version`.
+
+    A commit id names its whole history, so the answer is remembered by develop's id: the version
+    check asks again when it proves its suggestion, and the App at each review until develop moves.
+    """
+    if not OBJECT_ID_RE.fullmatch(develop_sha):  # a ref's name: its history may move
+        return _version_origin(git, develop_sha, chart_path, version)
+    key = (develop_sha, chart_path, version)
+    known = _ORIGINS.get(key)
+    if known is None:
+        known = (_version_origin(git, develop_sha, chart_path, version),)
+        _ORIGINS.put(key, known)
+    return known[0]
+
+
+def _version_origin(
+    git: GitView, develop_sha: str, chart_path: str, version: str
+) -> Origin | None:
     wanted = parse_version(version)
     if wanted is None:
         return None

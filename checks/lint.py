@@ -24,6 +24,7 @@ from bot.engine.context import (
     Rendered,
 )
 from bot.engine.report import Finding, Severity
+from bot.git.objects import Tree
 from checks.kit.delta import Issue, compare
 
 NAME = LINT_CHECK
@@ -49,6 +50,7 @@ def run(ctx: ChartContext) -> list[Finding]:
         return []
     head: dict[str, list[Issue] | None] = {}
     base: dict[str, list[Issue] | None] = {}
+    versions = _version(ctx.base, r.path), _version(ctx.head, r.path)
     for profile, rendered in sorted(r.head.items()):
         known = _at_base(r, profile)
         if rendered.lint is None or known is None:
@@ -56,9 +58,18 @@ def run(ctx: ChartContext) -> list[Finding]:
         if rendered.error is not None and rendered.error.unavailable:
             continue  # a dependency the review does not have: not looked at (the render check)
         masked = _base_unrendered(r, profile)
-        head[profile] = _issues(r.path, rendered, masked, skip_errors=rendered.error is not None)
-        base[profile] = _issues(r.path, Rendered(profile, lint=known), masked, skip_errors=False)
+        head[profile] = _issues(
+            r.path, rendered, masked, skip_errors=rendered.error is not None, version=versions[1]
+        )
+        base[profile] = _issues(
+            r.path, Rendered(profile, lint=known), masked, skip_errors=False, version=versions[0]
+        )
     return compare(NAME, r.path, base, head, SEVERITY)
+
+
+def _version(tree: Tree, chart: str) -> str | None:
+    meta = read_chart_meta(tree, chart)
+    return meta.version if meta is not None else None
 
 
 def _reviewed(ctx: ChartContext) -> bool:
@@ -89,7 +100,9 @@ def _base_unrendered(r: ChartRenders, profile: str) -> bool:
     return rendered is not None and rendered.error is not None
 
 
-def _issues(chart: str, rendered: Rendered, masked: bool, skip_errors: bool) -> list[Issue]:
+def _issues(
+    chart: str, rendered: Rendered, masked: bool, skip_errors: bool, version: str | None
+) -> list[Issue]:
     out = []
     for message in rendered.lint or ():
         rule = _RULES.get(message.severity)
@@ -97,11 +110,11 @@ def _issues(chart: str, rendered: Rendered, masked: bool, skip_errors: bool) -> 
             continue  # info, or the render check's to say
         if masked and rule == ERROR:
             rule = ERROR_BASE_UNRENDERED
-        out.append(_issue(chart, rule, message))
+        out.append(_issue(chart, rule, message, version))
     return out
 
 
-def _issue(chart: str, rule: str, message: LintMessage) -> Issue:
+def _issue(chart: str, rule: str, message: LintMessage, version: str | None) -> Issue:
     text = " ".join(message.message.split())
     where = message.path or chart
     at = f"{where} line {message.line}" if message.line else where
@@ -115,12 +128,23 @@ def _issue(chart: str, rule: str, message: LintMessage) -> Issue:
         rule=rule,
         subject=where,
         container=None,
-        detail=_LINE_RE.sub(r"\1", text),
+        detail=_own_version(_LINE_RE.sub(r"\1", text), version),
         title=f"{chart}: helm lint {kind} in {at}",
         message=f"`helm lint` reports {_ARTICLE[kind]} {kind} in {at}: {text}{note}",
         path=message.path,
         line=message.line,
     )
+
+
+def _own_version(detail: str, version: str | None) -> str:
+    """`detail` with the chart's own version, as Helm quotes it, made a placeholder: each bump
+    changes it, and `version 'v0.5.29' is not a valid SemVerV2` at base is the same message as
+    `version 'v0.5.30' ...` at head, a convention the PR did not start."""
+    if not version:
+        return detail
+    for quote in ("'", '"'):
+        detail = detail.replace(f"{quote}{version}{quote}", f"{quote}<version>{quote}")
+    return detail
 
 
 def explain(ctx: ChartContext) -> list[str]:

@@ -33,6 +33,7 @@ from bot.versions.semver import (
     next_free_version,
     parse_version,
     same_version,
+    styled,
 )
 
 # A squash merge's subject ends "(#123)"; a merge commit's starts "Merge pull request #123".
@@ -261,9 +262,14 @@ def verdict(claim: Claim, develop: ChartMeta | None, rivals: Sequence[Rival]) ->
     free = next_free_version(
         bump_level(base_v, meant), [develop_v, base_v, *(r.version for r in rivals)], meant
     )
+    written = (
+        claim.head.version if claim.head is not None else None,
+        claim.base.version if claim.base is not None else None,
+        develop_text,
+    )
 
     def judged(status: Status, rivals: Sequence[OpenPR] = ()) -> Verdict:
-        suggested = None if status in _SETTLED else str(free)
+        suggested = None if status in _SETTLED else styled(free, written)
         return Verdict(status, develop_text, suggested, tuple(rivals))
 
     if claim.head is None:
@@ -339,9 +345,7 @@ def version_origin(git: GitView, develop_sha: str, chart_path: str, version: str
     return known[0]
 
 
-def _version_origin(
-    git: GitView, develop_sha: str, chart_path: str, version: str
-) -> Origin | None:
+def _version_origin(git: GitView, develop_sha: str, chart_path: str, version: str) -> Origin | None:
     wanted = parse_version(version)
     if wanted is None:
         return None

@@ -89,7 +89,7 @@ def run(ctx: ChartContext) -> list[Finding]:
     main = findings.verdict_finding(ctx, a)
     if main is not None:
         found.append(suggest(ctx, a, main))
-    drift = findings.app_version_finding(a)
+    drift = findings.app_version_finding(ctx, a)
     if drift is not None:
         found.append(suggest(ctx, a, drift))
     return found

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding, Severity
 from bot.versions.claims import Status, merge_case, pr_label, released_tag, version_origin
+from bot.versions.practice import AppVersionHabit, app_version_habit
 from bot.versions.semver import parse_version
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def verdict_finding(ctx: ChartContext, a: Assessment) -> Finding | None:
         return _missing_bump(a)
     if v.status is Status.INVALID:
         why = claim.head.error or (
-            f"`version: {head}` is not a valid SemVer 2 version"
+            f"`version: {head}` is not a version Helm can read"
             if head is not None
             else f"`{claim.head.file}` has no `version`"
         )
@@ -82,7 +83,8 @@ def verdict_finding(ctx: ChartContext, a: Assessment) -> Finding | None:
             Severity.FAILURE,
             v.status,
             "chart version is not valid SemVer",
-            f"{why}; Helm requires MAJOR.MINOR.PATCH. {take}",
+            f"{why}; Helm refuses to load the chart without a SemVer version "
+            f"(MAJOR.MINOR.PATCH, an optional `-pre-release` and `+build`). {take}",
         )
     if v.status is Status.NOT_GREATER:
         return finding(
@@ -196,7 +198,7 @@ def notices(a: Assessment) -> list[Finding]:
                 "develop-invalid",
                 f"{a.develop_label}'s version is not valid SemVer",
                 f"{a.develop_label}'s `Chart.yaml` has `version: {develop.version}`, "
-                "not SemVer 2, so this PR's version was not compared with it.",
+                "which Helm cannot read, so this PR's version was not compared with it.",
             )
         )
     base = a.claim.base
@@ -207,26 +209,47 @@ def notices(a: Assessment) -> list[Finding]:
                 Severity.NOTICE,
                 "base-invalid",
                 "chart version is not valid SemVer",
-                f"`version: {base.version}` was already not SemVer 2 before this PR.",
+                f"`version: {base.version}` was already not a version Helm can read before "
+                "this PR.",
             )
         )
     return found
 
 
-def app_version_finding(a: Assessment) -> Finding | None:
-    """Rule 5: where the base keeps appVersion equal to version, head should too."""
+def app_habit(ctx: ChartContext) -> AppVersionHabit:
+    """Whether the chart keeps appVersion equal to version, from the integration branch (which the
+    PR cannot change)."""
+    tip = ctx.develop if ctx.develop is not None else ctx.target
+    return app_version_habit(ctx.git, tip, ctx.chart.path)
+
+
+def app_version_finding(ctx: ChartContext, a: Assessment) -> Finding | None:
+    """Rule 5: where the chart keeps appVersion equal to version, head should too. The base's
+    pair alone does not say it does: a warning where the chart's recent versions all did, a notice
+    where too few tell, nothing where one of them did not."""
     base, head = a.claim.base, a.claim.head
     if base is None or head is None or base.version is None or base.app_version != base.version:
         return None
     if head.app_version == head.version:
         return None
+    habit = app_habit(ctx)
+    if habit.keeps_equal is False:
+        return None
+    if habit.keeps_equal:
+        severity, why = Severity.WARNING, habit.figure(a.develop_label)
+    else:
+        severity = Severity.NOTICE
+        why = (
+            f"{base.version} at the merge base; {a.develop_label} has too few versions of it to "
+            "tell whether that is its rule"
+        )
     return finding(
         a,
-        Severity.WARNING,
+        severity,
         "app-version",
         "appVersion no longer equals version",
-        f"This chart keeps `appVersion` equal to `version` ({base.version} at the merge "
-        f"base), but head has `version: {head.version}` and "
-        f"`appVersion: {head.app_version}`.",
+        f"This chart keeps `appVersion` equal to `version` ({why}), but head has "
+        f"`version: {head.version}` and `appVersion: {head.app_version}`.",
         app_version=head.app_version,
+        app_versions_equal={"versions": habit.versions, "equal": habit.equal},
     )

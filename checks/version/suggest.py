@@ -10,6 +10,7 @@ from bot.engine.context import ChartContext
 from bot.engine.report import Finding
 from bot.versions.claims import Status
 from checks.kit.suggest import propose, with_value
+from checks.version.findings import app_habit
 
 if TYPE_CHECKING:
     from checks.version.check import Assessment
@@ -30,6 +31,8 @@ def suggest(ctx: ChartContext, a: Assessment, f: Finding) -> Finding:
     lines = text.splitlines()
     app_line = next((n for n, t in enumerate(lines, 1) if _APP_VERSION_LINE.match(t)), None)
     equal = base is not None and base.version is not None and base.app_version == base.version
+    # appVersion follows the version only where the chart keeps them together, not by chance.
+    equal = equal and app_habit(ctx).keeps_equal is not False
     if f.rule == APP_VERSION and app_line is not None and head.version is not None:
         return _edit(ctx, f, lines, {app_line: ("appVersion", head.version)})
     suggested = a.verdict.suggested

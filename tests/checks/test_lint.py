@@ -123,6 +123,30 @@ def test_a_warning_new_at_head_is_a_warning(tmp_path: Path) -> None:
     )
 
 
+def test_a_version_warning_the_base_had_for_its_own_version_is_folded(tmp_path: Path) -> None:
+    """aws/eks-charts writes `version: v0.5.29`: Helm warns it is not strict SemVer 2, quoting it,
+    at every bump; that is the repository's convention, not the PR's doing."""
+    g = repo(tmp_path, {"web/Chart.yaml": CHART.format(version="v1.0.0")})
+    g = pr(
+        g, {"web/Chart.yaml": CHART.format(version="v1.0.1"), "web/values.yaml": VALUES + "x: 1\n"}
+    )
+    (finding,) = lint(review(g))
+    assert (finding.severity, finding.preexisting) == ("notice", True)
+    assert "version 'v1.0.1' is not a valid SemVerV2" in finding.message
+
+
+def test_a_version_warning_the_pr_brings_is_a_warning(tmp_path: Path) -> None:
+    g = pr(repo(tmp_path), {"web/Chart.yaml": CHART.format(version="v1.0.1")})
+    g.write("web/values.yaml", VALUES + "x: 1\n").commit("values")
+    (finding,) = lint(review(g))
+    assert (finding.severity, finding.rule, finding.path) == (
+        "warning",
+        "warning",
+        "web/Chart.yaml",
+    )
+    assert "version 'v1.0.1' is not a valid SemVerV2" in finding.message
+
+
 def test_info_messages_are_not_said(tmp_path: Path) -> None:
     # Dropping the icon makes Helm say `icon is recommended` (info) at head only.
     g = pr(repo(tmp_path), {"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.1\n"})

@@ -83,9 +83,50 @@ def test_bump_that_conflicts_with_develops_says_so(scenario: Scenario) -> None:
     assert (taken.data["case"], taken.data["suggested"]) == ("conflict", "1.9.61")
     assert "`Chart.yaml` will conflict on merge" in taken.message
     drift = only(findings, "app-version")
-    assert drift.severity is Severity.WARNING
+    # develop has given the chart two versions, both with appVersion equal: too few to be a rule.
+    assert drift.severity is Severity.NOTICE
     assert drift.data["app_version"] == "1.9.58"
+    assert drift.data["app_versions_equal"] == {"versions": 2, "equal": 2}
+    assert "too few versions of it to tell" in drift.message
     assert len(findings) == 2
+
+
+def versions_on_develop(g: GitBuilder, pairs: list[tuple[str, str]]) -> GitBuilder:
+    """The chart released at each (version, appVersion), one squash-merged PR each."""
+    for n, (version, app) in enumerate(pairs, 1):
+        g.write("client/Chart.yaml", chart_yaml(version, app=app))
+        g.write("client/values.yaml", f"replicas: {n}\n").commit(f"client {version} (#{n})")
+    return g
+
+
+def test_an_app_version_kept_equal_release_after_release_is_a_warning(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "repo")
+    write_chart(g, "client", "client", "1.0.0").commit("client 1.0.0")
+    versions_on_develop(g, [("1.1.0", "1.1.0"), ("1.2.0", "1.2.0"), ("1.3.0", "1.3.0")])
+    g.branch("pr").write("client/Chart.yaml", chart_yaml("1.3.1", app="1.3.0")).commit("chart fix")
+    drift = only(review(g, "pr"), "app-version")
+    assert drift.severity is Severity.WARNING
+    assert drift.data["app_versions_equal"] == {"versions": 4, "equal": 4}
+    assert "(its last 4 versions on develop all had `appVersion` equal to it)" in drift.message
+
+
+def test_an_app_version_equal_by_chance_is_not_a_rule(tmp_path: Path) -> None:
+    """Found on DataDog/helm-charts: the worker chart takes the app's version at each app release
+    (2.20.0 / 2.20.0) and patches the chart alone in between (2.15.3 / 2.15.2). A chart-only patch
+    keeping the app's version is this repository's practice, not a drift."""
+    g = GitBuilder(tmp_path / "repo")
+    write_chart(g, "client", "client", "2.15.2").commit("client 2.15.2")
+    versions_on_develop(g, [("2.15.3", "2.15.2"), ("2.16.0", "2.16.0"), ("2.17.0", "2.17.0")])
+    g.branch("pr").write("client/Chart.yaml", chart_yaml("2.17.1", app="2.17.0")).commit("fix")
+    assert review(g, "pr") == []
+    # An app release PR takes 2.17.1 for both; develop takes 2.17.1 meanwhile. The suggested fix
+    # moves the chart's version alone: 2.17.1 stays the app's.
+    g.checkout("develop").branch("release", "develop")
+    g.write("client/Chart.yaml", chart_yaml("2.17.1", app="2.17.1")).commit("app 2.17.1")
+    g.checkout("develop").write("client/Chart.yaml", chart_yaml("2.17.1", app="2.17.0"))
+    g.commit("client 2.17.1 (#9)")
+    taken = only(review(g, "release"), "taken-by-develop")
+    assert taken.data["suggestion"]["replacement"] == "version: 2.17.2\n"
 
 
 def test_content_without_bump_fails_with_next_free_patch(scenario: Scenario) -> None:
@@ -164,13 +205,38 @@ def review(
     return run(context_for(GitRepo(g.path), pr, [pr], config, chart))
 
 
-def test_invalid_semver_fails(chart_repo: GitBuilder) -> None:
-    chart_repo.branch("pr").write("client/Chart.yaml", chart_yaml("1.9")).commit("bad")
+def test_a_version_helm_cannot_read_fails(chart_repo: GitBuilder) -> None:
+    chart_repo.branch("pr").write("client/Chart.yaml", chart_yaml("1.9.59.1")).commit("bad")
     findings = review(chart_repo, "pr")
     finding = only(findings, "invalid-version")
     assert finding.severity is Severity.FAILURE
     assert finding.data["suggested"] == "1.9.59"
-    assert "`version: 1.9` is not a valid SemVer 2 version" in finding.message
+    assert finding.message.startswith(
+        "`version: 1.9.59.1` is not a version Helm can read; Helm refuses to load the chart"
+    )
+
+
+def test_a_short_version_is_read_as_helm_reads_it(chart_repo: GitBuilder) -> None:
+    """`1.9` loads (helm lint only warns): it is 1.9.0, which goes down from 1.9.58."""
+    chart_repo.branch("pr").write("client/Chart.yaml", chart_yaml("1.9")).commit("short")
+    finding = only(review(chart_repo, "pr"), "not-greater")
+    assert (finding.severity, finding.data["suggested"]) == (Severity.FAILURE, "1.9.59")
+    chart_repo.write("client/Chart.yaml", chart_yaml("1.10")).commit("short, up")
+    assert review(chart_repo, "pr") == []
+
+
+def test_a_v_prefixed_repository_is_judged_by_its_versions(tmp_path: Path) -> None:
+    """aws/eks-charts writes `version: v0.5.30`, which Helm loads, packages and publishes: a bump
+    is a bump, and the suggested version keeps the `v`."""
+    g = GitBuilder(tmp_path / "repo")
+    write_chart(g, "efa", "efa", "v0.5.29").commit("efa v0.5.29")
+    g.branch("pr").write("efa/Chart.yaml", chart_yaml("v0.5.30", name="efa"))
+    g.write("efa/values.yaml", "replicas: 3\n").commit("bump")
+    assert review(g, "pr", chart="efa") == []
+    g.checkout("develop").write("efa/Chart.yaml", chart_yaml("v0.5.30", app="x", name="efa"))
+    g.commit("efa v0.5.30 (#7)")
+    finding = only(review(g, "pr", chart="efa"), "taken-by-develop")
+    assert (finding.data["develop"], finding.data["suggested"]) == ("v0.5.30", "v0.5.31")
 
 
 def test_lower_version_fails(chart_repo: GitBuilder) -> None:
@@ -229,7 +295,7 @@ def test_configured_ignore_globs(chart_repo: GitBuilder) -> None:
 def test_develop_version_invalid_is_a_notice(chart_repo: GitBuilder) -> None:
     g = chart_repo
     g.branch("pr").write("client/Chart.yaml", chart_yaml("1.9.59")).commit("bump")
-    g.checkout("develop").write("client/Chart.yaml", chart_yaml("1.9-dev")).commit("oops")
+    g.checkout("develop").write("client/Chart.yaml", chart_yaml("1.9.x")).commit("oops")
     finding = only(review(g, "pr"), "develop-invalid")
     assert finding.severity is Severity.NOTICE
     assert [f.rule for f in review(g, "pr")] == ["develop-invalid"]
@@ -255,7 +321,7 @@ def test_monorepo_charts_are_judged_each_on_its_own(tmp_path: Path) -> None:
 
 def test_semver_rules() -> None:
     v = parse_version
-    assert v("v1.2.3") is None and v("1.2") is None and v("01.2.3") is None
+    assert v("V1.2.3") is None and v("1.2.3.4") is None and v("1.2.3-01") is None
     assert bump_level(v("1.9.58"), v("1.9.59")) == "patch"
     assert bump_level(v("1.9.58"), v("1.10.0")) == "minor"
     assert bump_level(v("1.9.58"), v("2.0.0")) == "major"

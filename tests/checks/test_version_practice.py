@@ -156,8 +156,12 @@ def test_a_race_is_a_notice_where_releases_set_versions(tmp_path: Path) -> None:
 
 def test_a_suggestion_never_goes_below_what_the_head_meant(tmp_path: Path) -> None:
     g = chart_repo(tmp_path / "r", version="0.45.28")
+    # Helm reads 0.46.00 as 0.46.0 (its lint warns, which is the lint check's to say): a bump.
     g.branch("pr").write(*NEW_TEMPLATE).write("client/Chart.yaml", chart_yaml("0.46.00"))
     g.commit("add a Service, 0.46.00")
+    assert review(g.checkout("develop")) == []
+    # Helm refuses a capital V; what the head meant is still 0.46.0.
+    g.checkout("pr").write("client/Chart.yaml", chart_yaml("V0.46.0")).commit("V0.46.0")
     invalid = only(review(g.checkout("develop")), "invalid-version")
     assert invalid.severity is Severity.FAILURE
     assert invalid.data["suggested"] == "0.46.0"

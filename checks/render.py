@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from bot.engine.chart.files import find_charts, read_chart_meta
+from bot.engine.chart.files import CI_VALUES_SUFFIX, DEFAULT_PROFILE, find_charts, read_chart_meta
 from bot.engine.check import Check
 from bot.engine.context import ChartContext, ChartRenders, RenderError
 from bot.engine.report import NOT_REVIEWED, Finding, Severity
@@ -52,7 +52,7 @@ def not_reviewed(ctx: ChartContext) -> Finding | None:
             short, detail = first.message, f" ({_where(first)})"
         else:
             short = "it renders on no profile at head"
-            detail = f" ({_where(first)}: {first.message})"
+            detail = f" ({_where(first)}: {first.message}){_unused_ci_values(ctx)}"
     else:
         return None
     why = short + detail
@@ -65,6 +65,27 @@ def not_reviewed(ctx: ChartContext) -> Finding | None:
         message=f"{r.path} was not reviewed: {why}. No other check could look at it, so their "
         "silence says nothing about this chart.",
         data={"why": why},
+    )
+
+
+def _unused_ci_values(ctx: ChartContext) -> str:
+    """Where only the chart's defaults were rendered while its ci/ holds values files that are no
+    profile (aws/eks-charts keeps `ci/values.yaml`): how to make them one."""
+    if set(ctx.chart.head) != {DEFAULT_PROFILE}:
+        return ""
+    ci = f"{ctx.chart.path}/ci/" if ctx.chart.path not in ("", ".") else "ci/"
+    unused = [
+        p
+        for p in ctx.head.paths(ci.rstrip("/"))
+        if "/" not in p[len(ci) :] and p.endswith((".yaml", ".yml"))
+    ]
+    if not unused:
+        return ""
+    names = ", ".join(f"`{p[len(ci) :]}`" for p in unused[:3])
+    return (
+        f"; its ci/ holds {names}, which chart-testing does not render: only `ci/*"
+        f"{CI_VALUES_SUFFIX}` files are profiles (rename one `ci/NAME{CI_VALUES_SUFFIX}`, or "
+        "name it in `profiles:` of .github/chart-review.yml)"
     )
 
 

@@ -11,13 +11,12 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+from bot.engine.chart.files import CI_VALUES_SUFFIX, DEFAULT_PROFILE
 from bot.engine.config import ProfileSpec
 from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.render.base import RenderFailure
 
-DEFAULT_PROFILE = "default"
-CI_VALUES_SUFFIX = "-values.yaml"
 # Helm's loader refuses a chart file over 5 MiB (`MaxDecompressedFileSize`); a CI values file is held
 # to the same bound before it is parsed, in the reviewing process.
 MAX_VALUES_BYTES = 5 * 1024 * 1024

@@ -101,7 +101,7 @@ def missing_dependencies(metadata: Mapping[str, Any], loaded: list[dict[str, Any
 
 # What a render failure says when a dependency is not in the chart: the review did not fetch it, so
 # nothing of the chart's own could be checked (not a defect of its templates).
-DEPENDENCY_MISSING = "is declared in Chart.yaml but missing from charts/"
+DEPENDENCY_MISSING = "declared in Chart.yaml but missing from charts/"
 
 
 def is_dependency_missing(message: str) -> bool:
@@ -111,9 +111,12 @@ def is_dependency_missing(message: str) -> bool:
 def dependency_failure(archive: bytes, names: list[str]) -> RenderFailure:
     line = _declaration_line(archive, names[0])
     listed = ", ".join(names)
+    what, verb, it = (
+        ("dependency", "is", "it") if len(names) == 1 else ("dependencies", "are", "them")
+    )
     return RenderFailure(
-        f"dependency {listed} {DEPENDENCY_MISSING} "
-        "(`helm dependency build` fetches it; the review renders only what the PR commits)",
+        f"{what} {listed} {verb} {DEPENDENCY_MISSING} "
+        f"(`helm dependency build` fetches {it}; the review renders only what the PR commits)",
         f"{ARCHIVE_ROOT}/Chart.yaml",
         line,
     )

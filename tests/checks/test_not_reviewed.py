@@ -135,3 +135,46 @@ def test_another_missing_dependency_at_head_is_still_not_the_prs_doing(tmp_path:
     render = [f for f in report.findings if f.check == "render" and f.rule != "not-reviewed"]
     assert {f.rule for f in render} == {"fails-both"}
     assert all(f.severity is Severity.NOTICE and f.data.get("preexisting") for f in render)
+
+
+REQUIRES_CLUSTER = '{{ required "Chart cannot be installed without a valid clusterName!" .Values.clusterName }}\n'  # noqa: E501
+
+
+def test_a_chart_whose_ci_values_are_no_profile_is_told_how_to_make_them_one(
+    tmp_path: Path,
+) -> None:
+    """Found on aws/eks-charts: a chart that needs `clusterName` keeps it for CI in `ci/values.yaml`
+    (and `ci/extra_args`), which chart-testing's rule does not take as a profile; its defaults fail.
+    The warning says which files were passed over and how to make one a profile."""
+    g = GitBuilder(tmp_path / "repo")
+    g.write("lbc/Chart.yaml", "apiVersion: v2\nname: lbc\nversion: 1.0.0\n")
+    g.write("lbc/values.yaml", "clusterName: ''\n")
+    g.write("lbc/templates/cm.yaml", "kind: ConfigMap\ndata:\n  c: " + REQUIRES_CLUSTER)
+    g.write("lbc/ci/values.yaml", "clusterName: ci\n")
+    g.write("lbc/ci/extra_args", "--set clusterName=k8s-ci-cluster\n").commit("lbc")
+    g.branch("pr").write("lbc/values.yaml", "clusterName: ''\nregion: x\n")
+    g.write("lbc/Chart.yaml", "apiVersion: v2\nname: lbc\nversion: 1.0.1\n").commit("region")
+    (finding,) = [f for f in review(g).findings if f.rule == "not-reviewed"]
+    assert finding.title == "lbc: not reviewed: it renders on no profile at head"
+    assert "without a valid clusterName!); its ci/ holds `values.yaml`, which chart-testing" in (
+        finding.message
+    )
+    assert "only `ci/*-values.yaml` files are profiles" in finding.message
+    assert "extra_args" not in finding.message  # not a values file
+
+    # With the file renamed as chart-testing wants it, the chart is reviewed.
+    g.run_git("mv", "lbc/ci/values.yaml", "lbc/ci/default-values.yaml")
+    g.commit("a profile")
+    assert [f for f in review(g).findings if f.rule == "not-reviewed"] == []
+
+
+def test_a_chart_with_nothing_in_ci_gets_no_hint(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "repo")
+    g.write("lbc/Chart.yaml", "apiVersion: v2\nname: lbc\nversion: 1.0.0\n")
+    g.write("lbc/templates/cm.yaml", "kind: ConfigMap\ndata:\n  c: " + REQUIRES_CLUSTER)
+    g.commit("lbc").branch("pr").write("lbc/values.yaml", "region: x\n").commit("region")
+    (finding,) = [f for f in review(g).findings if f.rule == "not-reviewed"]
+    assert finding.message.endswith(
+        "without a valid clusterName!). No other check could look at it, so their silence says "
+        "nothing about this chart."
+    )

@@ -16,6 +16,9 @@ from bot.git.objects import Tree
 from bot.lru import BoundedCache
 
 CHART_FILE = "Chart.yaml"
+# chart-testing's profiles: each `ci/NAME-values.yaml`; without any, the chart's defaults alone.
+CI_VALUES_SUFFIX = "-values.yaml"
+DEFAULT_PROFILE = "default"
 HELMIGNORE = ".helmignore"
 # Files that never reach a chart's consumers, or that only describe it: changing them alone needs no
 # new version. Globs are relative to the chart directory; one without a slash matches at any depth.

@@ -306,7 +306,7 @@ class GitRepo:
     ) -> list[LogEntry]:
         """`rev`'s first-parent history, newest first, each commit with the paths it changed
         against its first parent (a merge's too), in one `git log`."""
-        args = ["log", "--first-parent", "--diff-merges=first-parent", "--name-only", "-z"]
+        args = [*_FIRST_PARENT_PATHS]
         args += [f"--since=@{since}"] if since is not None else []
         args += [f"--max-count={max_count}"] if max_count is not None else []
         return parse_first_parent_log(self._run(*args, LOG_FORMAT, "--end-of-options", rev).stdout)
@@ -319,8 +319,14 @@ class GitRepo:
         `rev~depth` bounds the walk exactly as `--max-count` did (history shorter: no bound)."""
         bound = f"{rev}~{depth}"
         older = self.resolve_many([bound]).get(bound)
-        args = ["log", "--first-parent", "--diff-merges=first-parent", "--name-only", "-z"]
-        args += [LOG_FORMAT, "--end-of-options", rev, *([f"^{older}"] if older else []), "--"]
+        args = [
+            *_FIRST_PARENT_PATHS,
+            LOG_FORMAT,
+            "--end-of-options",
+            rev,
+            *([f"^{older}"] if older else []),
+            "--",
+        ]
         args += [] if path in ("", ".") else [f":(literal){path}"]
         return parse_first_parent_log(self._run(*args).stdout)
 
@@ -758,6 +764,17 @@ def _failed(command: str, returncode: int, stderr: bytes) -> GitError:
     return GitError(f"git {command} failed: {said[-1] if said else 'exit ' + str(returncode)}")
 
 
+# The paths each first-parent commit changed. Renames are not looked for: a moved file is its old
+# path and its new one (a chart moved away is a chart removed), and looking would read the blobs of
+# every added and deleted file in history (a mirror missing one fails the whole log).
+_FIRST_PARENT_PATHS = (
+    "log",
+    "--first-parent",
+    "--diff-merges=first-parent",
+    "--name-only",
+    "--no-renames",
+    "-z",
+)
 _DIFF = (
     "-c",
     "core.quotePath=false",

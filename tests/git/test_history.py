@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from unittest import mock
 
@@ -176,3 +177,49 @@ def test_a_directory_s_changes_are_the_whole_log_kept_to_it(g: GitBuilder) -> No
             assert [e.parents for e in changes] == [parents[e.sha] for e in changes]
     merge = repo.first_parent_changes(tip, 100, "charts/app")[1]
     assert merge.subject.startswith("Merge pull request #5") and len(merge.parents) == 2
+
+
+def test_a_moved_chart_is_its_old_paths_and_its_new_ones(g: GitBuilder) -> None:
+    """A chart moved with `git mv` is one chart gone and one come: both directories are changed
+    paths, whatever the user's `diff.renames`; and a blob the history lacks is never read to look
+    for renames (found on a mirror missing one image: the whole log failed)."""
+    g.run_git("mv", "charts/other", "charts/renamed")
+    dated(g, "move other", T0 + 7_000_000)
+    g.run_git("config", "diff.renames", "copies")
+    repo = GitRepo(g.path)
+    moved = ("charts/other/Chart.yaml", "charts/renamed/Chart.yaml")
+    assert tuple(sorted(repo.first_parent_log("develop", max_count=1)[0].paths)) == moved
+    for path in ("charts/other", "charts/renamed"):
+        (entry,) = repo.first_parent_changes(g.sha("develop"), 1, path)
+        assert entry.paths == (f"{path}/Chart.yaml",)
+
+
+def test_history_needs_no_blob(g: GitBuilder, tmp_path: Path) -> None:
+    """Names come from trees alone: a repository that lost the blob of a file deleted beside an
+    added one (a pair rename detection would compare) still lists both."""
+    g.write("docs/big.gif", "GIF89a" + "x" * 5000)
+    dated(g, "an image", T0 + 7_000_000)
+    blob = g.run_git("rev-parse", "develop:docs/big.gif").strip()
+    g.remove("docs/big.gif").write("docs/small.gif", "GIF89a" + "y" * 4000)
+    dated(g, "another image", T0 + 7_100_000)
+    g.run_git("repack", "-a", "-d", "-q")
+    listed = g.run_git("rev-list", "--objects", "--all").splitlines()
+    kept = [line.split(" ")[0] for line in listed if line and not line.startswith(blob)]
+    pack_dir = g.path / ".git" / "objects" / "pack"
+    subprocess.run(
+        ["git", "-C", str(g.path), "pack-objects", "-q", str(tmp_path / "pack")],
+        input="\n".join(kept) + "\n",
+        text=True,
+        check=True,
+    )
+    for old in pack_dir.iterdir():
+        old.unlink()
+    for new in tmp_path.glob("pack-*"):
+        new.rename(pack_dir / new.name)
+    assert "unable to read" in subprocess.run(
+        ["git", "-C", str(g.path), "log", "-M", "--name-only", "-1", "develop"],
+        capture_output=True,
+        text=True,
+    ).stderr  # git itself fails where it looks for renames
+    (entry,) = GitRepo(g.path).first_parent_log("develop", max_count=1)
+    assert sorted(entry.paths) == ["docs/big.gif", "docs/small.gif"]

@@ -566,8 +566,9 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
 
 def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
     """Real PRs of a real mirror, against Helm's work for each redone alone, three ways:
-    - cli: as the command line reviews it, in a fresh process (every cache emptied), the other
-      open PRs discovered from the refs beside the renders (offline, as a mirror has no network);
+    - cli: as a fresh command-line process reviews it (every cache emptied; Python's imports
+      not counted), the other open PRs discovered from the refs beside the renders (offline, as
+      a mirror has no network);
     - app: as the App's first review of the repository (every cache emptied), the open PRs given
       as GitHub lists them;
     - warm: the App's next review: git's facts kept from the review before (fork points,

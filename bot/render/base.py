@@ -92,16 +92,19 @@ def failure_from_message(message: str) -> RenderFailure:
 
 
 def missing_dependencies(metadata: Mapping[str, Any], loaded: list[dict[str, Any]]) -> list[str]:
-    """Dependencies Chart.yaml declares that are not under charts/: `helm template` refuses such a
-    chart (`found in Chart.yaml, but missing in charts/ directory`); the SDK would render without."""
+    """Dependencies the chart declares (in Chart.yaml, or an apiVersion v1 chart's
+    requirements.yaml, which Helm's loader reads into the same metadata) that are not under
+    charts/: `helm template` refuses such a chart (`found in Chart.yaml, but missing in charts/
+    directory`); the SDK would render without."""
     present = {d.get("name") for d in loaded}
     declared = metadata.get("dependencies") or []
     return [str(d.get("name")) for d in declared if d.get("name") not in present]
 
 
 # What a render failure says when a dependency is not in the chart: the review did not fetch it, so
-# nothing of the chart's own could be checked (not a defect of its templates).
-DEPENDENCY_MISSING = "declared in Chart.yaml but missing from charts/"
+# nothing of the chart's own could be checked (not a defect of its templates). The words after the
+# file that declares it, so that a failure cached before the file was named still matches.
+DEPENDENCY_MISSING = "but missing from charts/"
 
 
 def is_dependency_missing(message: str) -> bool:
@@ -109,15 +112,20 @@ def is_dependency_missing(message: str) -> bool:
 
 
 def dependency_failure(archive: bytes, names: list[str]) -> RenderFailure:
-    line = _declaration_line(archive, names[0])
+    """`names` are declared but not under charts/: in requirements.yaml where an apiVersion v1
+    chart declares them there (Helm reads it after Chart.yaml), else in Chart.yaml."""
+    declaration = re.compile(rf"^\s*-?\s*name:\s*[\"']?{re.escape(names[0])}[\"']?\s*$")
+    file, line = "requirements.yaml", _archive_line(archive, "requirements.yaml", declaration)
+    if line is None:
+        file, line = "Chart.yaml", _archive_line(archive, "Chart.yaml", declaration)
     listed = ", ".join(names)
     what, verb, it = (
         ("dependency", "is", "it") if len(names) == 1 else ("dependencies", "are", "them")
     )
     return RenderFailure(
-        f"{what} {listed} {verb} {DEPENDENCY_MISSING} "
+        f"{what} {listed} {verb} declared in {file} {DEPENDENCY_MISSING} "
         f"(`helm dependency build` fetches {it}; the review renders only what the PR commits)",
-        f"{ARCHIVE_ROOT}/Chart.yaml",
+        f"{ARCHIVE_ROOT}/{file}",
         line,
     )
 
@@ -132,19 +140,16 @@ def kube_version_failure(archive: bytes, constraint: str, kube_version: str) -> 
     )
 
 
-def _declaration_line(archive: bytes, name: str) -> int | None:
-    """The line of `name: <dependency>` in the archive's Chart.yaml."""
-    return _chart_yaml_line(
-        archive, re.compile(rf"^\s*-?\s*name:\s*[\"']?{re.escape(name)}[\"']?\s*$")
-    )
-
-
 def _chart_yaml_line(archive: bytes, pattern: re.Pattern[str]) -> int | None:
-    """The first line of the archive's Chart.yaml that `pattern` matches (read only on an error
-    path)."""
+    return _archive_line(archive, "Chart.yaml", pattern)
+
+
+def _archive_line(archive: bytes, name: str, pattern: re.Pattern[str]) -> int | None:
+    """The first line of the chart's file `name` in the archive that `pattern` matches (read only
+    on an error path); None without such a file or line."""
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-            member = tar.extractfile(f"{ARCHIVE_ROOT}/Chart.yaml")
+            member = tar.extractfile(f"{ARCHIVE_ROOT}/{name}")
             text = member.read().decode(errors="replace") if member is not None else ""
     except (tarfile.TarError, KeyError, OSError):
         return None

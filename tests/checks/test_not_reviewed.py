@@ -137,7 +137,9 @@ def test_another_missing_dependency_at_head_is_still_not_the_prs_doing(tmp_path:
     assert all(f.severity is Severity.NOTICE and f.data.get("preexisting") for f in render)
 
 
-REQUIRES_CLUSTER = '{{ required "Chart cannot be installed without a valid clusterName!" .Values.clusterName }}\n'  # noqa: E501
+REQUIRES_CLUSTER = (
+    '{{ required "Chart cannot be installed without a valid clusterName!" .Values.clusterName }}\n'  # noqa: E501
+)
 
 
 def test_a_chart_whose_ci_values_are_no_profile_is_told_how_to_make_them_one(

@@ -4,6 +4,7 @@ and a real registry on 127.0.0.1, through helm-python-sdk's own downloader."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -389,3 +390,100 @@ def test_a_registry_config_file_gives_the_registry_credentials(
     g.branch("pr").write("charts/app/values.yaml", "x: 1\n").commit("touch")
     report = review(g, HelmFetcher())
     assert [f.title for f in report.findings if f.check == "render"] == []
+
+
+def v1_chart(repository: str, version: str = "17.3.0") -> tuple[str, str]:
+    """An apiVersion v1 chart (DataDog's `datadog` is one): its dependencies in requirements.yaml."""
+    chart = "apiVersion: v1\nname: app\nversion: 1.0.0\n"
+    requirements = (
+        f"dependencies:\n  - name: redis\n    version: {version}\n    repository: {repository}\n"
+    )
+    return chart, requirements
+
+
+def test_an_apiversion_v1_chart_s_requirements_are_fetched_and_rendered(
+    tmp_path: Path, chart_repo: ChartRepo
+) -> None:
+    """Helm 3 still reads requirements.yaml and requirements.lock: the lock Helm writes pins the
+    version fetched, and the dependency renders as it would after `helm dependency build`."""
+    from helm_python import registry
+
+    chart_repo.add(redis("17.3.0"))
+    chart, requirements = v1_chart(chart_repo.url, "~17.3.0")
+    work = tmp_path / "work" / "app"
+    work.mkdir(parents=True)
+    (work / "Chart.yaml").write_text(chart)
+    (work / "requirements.yaml").write_text(requirements)
+    registry.dependency_update(work)  # Helm's own requirements.lock, pinning 17.3.0
+    assert not (work / "Chart.lock").exists()
+    chart_repo.add(redis("17.3.5", BEST_EFFORT))
+    chart_repo.clear_requests()
+
+    g = repo_with(tmp_path, chart)
+    g.write("charts/app/requirements.yaml", requirements)
+    g.write("charts/app/requirements.lock", (work / "requirements.lock").read_text()).commit("v1")
+    g.branch("pr").write("charts/app/values.yaml", "x: 1\n").commit("touch")
+    assert rendered_kinds(g, HelmFetcher()) == [
+        "Deployment/release-redis@charts/app/charts/redis/templates/deployment.yaml"
+    ]
+    assert "/redis-17.3.0.tgz" in chart_repo.paths and "/redis-17.3.5.tgz" not in chart_repo.paths
+
+
+def test_a_v1_lock_out_of_sync_is_said_in_helms_v1_words(
+    tmp_path: Path, chart_repo: ChartRepo
+) -> None:
+    chart_repo.add(redis("17.3.0"))
+    chart, requirements = v1_chart(chart_repo.url)
+    g = repo_with(tmp_path, chart)
+    g.write("charts/app/requirements.yaml", requirements).commit("v1")
+    lock = (
+        f"dependencies:\n- name: redis\n  repository: {chart_repo.url}\n  version: 17.3.0\n"
+        "digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n"
+    )
+    g.branch("pr").write("charts/app/requirements.lock", lock).commit("a hand-made lock")
+    report = review(g)
+    (failure,) = [f for f in report.findings if f.check == "render" and f.severity == "failure"]
+    assert failure.path == "charts/app/requirements.lock"
+    assert (
+        "the lock file (requirements.lock) is out of sync with the dependencies file "
+        "(requirements.yaml)" in failure.message
+    )
+
+
+def test_a_v1_lock_helm_2_wrote_is_in_sync(tmp_path: Path, chart_repo: ChartRepo) -> None:
+    """Helm 2 hashed `{"dependencies": [...]}` alone; Helm 3 accepts that digest for a v1 chart."""
+    chart_repo.add(redis("17.3.0"))
+    chart, requirements = v1_chart(chart_repo.url)
+    hashed = (
+        '{"dependencies":[{"name":"redis","version":"17.3.0","repository":"'
+        + chart_repo.url
+        + '"}]}'
+    )
+    lock = (
+        f"dependencies:\n- name: redis\n  repository: {chart_repo.url}\n  version: 17.3.0\n"
+        f"digest: sha256:{hashlib.sha256(hashed.encode()).hexdigest()}\n"
+    )
+    g = repo_with(tmp_path, chart)
+    g.write("charts/app/requirements.yaml", requirements)
+    g.write("charts/app/requirements.lock", lock).commit("a lock from Helm 2")
+    g.branch("pr").write("charts/app/values.yaml", "x: 1\n").commit("touch")
+    assert len(rendered_kinds(g, HelmFetcher())) == 1
+    # The same digest on an apiVersion v2 chart is no Helm 3 digest: out of sync.
+    g.checkout("pr").write("charts/app/Chart.yaml", chart.replace("v1", "v2")).commit("v2")
+    report = review(g)
+    assert any("is out of sync" in f.message for f in report.findings if f.check == "render")
+
+
+def test_offline_a_v1_chart_names_requirements_yaml(tmp_path: Path, chart_repo: ChartRepo) -> None:
+    chart, requirements = v1_chart(chart_repo.url)
+    g = repo_with(tmp_path, chart)
+    g.write("charts/app/requirements.yaml", requirements).commit("v1")
+    g.branch("pr").write("charts/app/values.yaml", "x: 1\n").commit("touch")
+    report = review(g, offline=True)
+    (unreviewed,) = [f for f in report.findings if f.rule == "not-reviewed"]
+    assert unreviewed.title == (
+        f"charts/app: not reviewed: dependency redis 17.3.0 from {chart_repo.url} could not be "
+        "fetched: fetching is off (--offline was given)"
+    )
+    head = [f for f in report.findings if f.check == "render" and f.rule != "not-reviewed"]
+    assert {(f.path, f.line) for f in head} == {("charts/app/requirements.yaml", 2)}

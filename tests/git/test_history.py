@@ -216,10 +216,13 @@ def test_history_needs_no_blob(g: GitBuilder, tmp_path: Path) -> None:
         old.unlink()
     for new in tmp_path.glob("pack-*"):
         new.rename(pack_dir / new.name)
-    assert "unable to read" in subprocess.run(
-        ["git", "-C", str(g.path), "log", "-M", "--name-only", "-1", "develop"],
-        capture_output=True,
-        text=True,
-    ).stderr  # git itself fails where it looks for renames
+    assert (
+        "unable to read"
+        in subprocess.run(
+            ["git", "-C", str(g.path), "log", "-M", "--name-only", "-1", "develop"],
+            capture_output=True,
+            text=True,
+        ).stderr
+    )  # git itself fails where it looks for renames
     (entry,) = GitRepo(g.path).first_parent_log("develop", max_count=1)
     assert sorted(entry.paths) == ["docs/big.gif", "docs/small.gif"]

@@ -62,3 +62,28 @@ def test_a_failure_cached_in_the_old_words_is_still_known() -> None:
         "dependency a, b is declared in Chart.yaml but missing from charts/ (`helm dependency "
         "build` fetches it; the review renders only what the PR commits)"
     )
+
+
+def test_a_v1_chart_s_missing_dependency_is_named_in_requirements_yaml() -> None:
+    """An apiVersion v1 chart declares its dependencies in requirements.yaml, which Helm reads."""
+    files = {
+        "chart/Chart.yaml": "apiVersion: v1\nname: c\nversion: 1.0.0\n",
+        "chart/requirements.yaml": (
+            "dependencies:\n  - name: redis\n    version: 1.0.0\n"
+            "    repository: https://charts.example.test\n"
+        ),
+        "chart/templates/cm.yaml": TEMPLATE,
+    }
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(RenderFailure) as failed:
+        EmbeddedHelm().render(out.getvalue(), {}, "release", "default")
+    assert str(failed.value).startswith(
+        "dependency redis is declared in requirements.yaml but missing from charts/"
+    )
+    assert (failed.value.template, failed.value.line) == ("chart/requirements.yaml", 2)

@@ -16,6 +16,9 @@ from bot.git.objects import Tree
 from bot.lru import BoundedCache
 
 CHART_FILE = "Chart.yaml"
+# An apiVersion v1 chart's dependencies, which Helm 3 still reads: their `dependencies:` replace
+# Chart.yaml's (Helm's loader reads this file into the chart's metadata after Chart.yaml).
+REQUIREMENTS_FILE = "requirements.yaml"
 # chart-testing's profiles: each `ci/NAME-values.yaml`; without any, the chart's defaults alone.
 CI_VALUES_SUFFIX = "-values.yaml"
 DEFAULT_PROFILE = "default"
@@ -51,7 +54,8 @@ class ChartMeta:
     error: str | None = None
     chart_type: str | None = None  # `library` charts render nothing themselves
     dependencies: tuple[str, ...] = ()  # the names of the charts it depends on
-    requirements: tuple[Dependency, ...] = ()  # those entries in full, in Chart.yaml's order
+    requirements: tuple[Dependency, ...] = ()  # those entries in full, in their file's order
+    requirements_file: str | None = None  # requirements.yaml where that declares them
 
     @property
     def file(self) -> str:
@@ -67,19 +71,23 @@ def in_chart(path: str, chart_path: str) -> bool:
 
 
 def read_chart_meta(tree: Tree, chart_path: str) -> ChartMeta | None:
-    """The chart's metadata at `tree`, or None when the chart has no `Chart.yaml` there."""
+    """The chart's metadata at `tree`, or None when the chart has no `Chart.yaml` there; with the
+    dependencies of its `requirements.yaml` where it has one, as Helm reads them."""
     text = tree.text(chart_file(chart_path))
     if text is None:
         return None
-    return _METAS.get_or_make((chart_path, text), lambda: parse_chart_meta(chart_path, text))
+    extra = tree.text(f"{dir_prefix(chart_path)}{REQUIREMENTS_FILE}")
+    return _METAS.get_or_make(
+        (chart_path, text, extra), lambda: parse_chart_meta(chart_path, text, extra)
+    )
 
 
 # Parsed by text: every open PR's and every replayed change's claim reads a Chart.yaml that most
 # of the others share; one is ~1 ms to parse and a few KB to keep.
-_METAS: BoundedCache[tuple[str, str], ChartMeta] = BoundedCache(4096)
+_METAS: BoundedCache[tuple[str, str, str | None], ChartMeta] = BoundedCache(4096)
 
 
-def parse_chart_meta(chart_path: str, text: str) -> ChartMeta:
+def parse_chart_meta(chart_path: str, text: str, requirements_text: str | None = None) -> ChartMeta:
     path = chart_file(chart_path)
     match = VERSION_LINE_RE.search(text)
     line = text.count("\n", 0, match.start()) + 1 if match else None
@@ -90,6 +98,9 @@ def parse_chart_meta(chart_path: str, text: str) -> ChartMeta:
     if not isinstance(data, dict):
         return ChartMeta(chart_path, version_line=line, error=f"{path}: expected a mapping")
     requirements = _requirements(data.get("dependencies"))
+    declared = _declared(requirements_text)
+    if declared is not None:
+        requirements = declared
     return ChartMeta(
         chart_path,
         name=_scalar(data.get("name")),
@@ -99,7 +110,25 @@ def parse_chart_meta(chart_path: str, text: str) -> ChartMeta:
         chart_type=_scalar(data.get("type")),
         dependencies=tuple(d.name for d in requirements),
         requirements=requirements,
+        requirements_file=(
+            f"{dir_prefix(chart_path)}{REQUIREMENTS_FILE}" if declared is not None else None
+        ),
     )
+
+
+def _declared(requirements_text: str | None) -> tuple[Dependency, ...] | None:
+    """The `dependencies:` of a requirements.yaml, or None where it sets none (then Chart.yaml's
+    stand, as in Helm). A file Helm cannot read fails the render in Helm's words; here it is
+    passed over."""
+    if requirements_text is None:
+        return None
+    try:
+        data = bounded.load(requirements_text, _Loader)
+    except YAML_FAILURES:
+        return None
+    if not isinstance(data, dict) or "dependencies" not in data:
+        return None
+    return _requirements(data["dependencies"])
 
 
 def _requirements(value: object) -> tuple[Dependency, ...]:

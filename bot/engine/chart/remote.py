@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from bot.engine.chart.dependencies import FILE_SCHEME, LocalChart, vendored
 from bot.engine.chart.files import chart_file, read_chart_meta
-from bot.engine.chart.lockfile import OUT_OF_SYNC, read_lock
+from bot.engine.chart.lockfile import read_lock
 from bot.engine.context import RenderError
 from bot.git.objects import Tree
 from bot.render.deps.request import DependencyRequest
@@ -60,9 +60,9 @@ def _chart_plan(tree: Tree, chart: LocalChart) -> RemotePlan:
         return RemotePlan()
     lock = read_lock(tree, chart.directory)
     if lock is not None and (lock.error or not lock.in_sync):
-        return RemotePlan(error=RenderError(lock.path, None, lock.error or OUT_OF_SYNC))
+        return RemotePlan(error=RenderError(lock.path, None, lock.error or lock.out_of_sync))
     unpacked, packed = vendored(tree, chart.directory)
-    chart_yaml = chart_file(chart.directory)
+    chart_yaml = (meta.requirements_file if meta else None) or chart_file(chart.directory)
     text = tree.text(chart_yaml) or ""
     wanted, stale = [], set()
     for dep in remote:

@@ -45,6 +45,9 @@ class PatchedRepo(GitRepo):
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         return self._inner.merge_conflicts(ours, theirs)
 
+    def merge_changes(self, ours: str, theirs: str, path: str) -> bool:
+        return self._inner.merge_changes(ours, theirs, path)
+
     def commits(
         self, rev_range: str, path: str | None = None, max_count: int = 200
     ) -> Iterator[Commit]:

@@ -74,6 +74,10 @@ class GitView(Protocol):
         """Paths that would conflict if `theirs` were merged into `ours` (`git merge-tree`)."""
         ...
 
+    def merge_changes(self, ours: str, theirs: str, path: str) -> bool:
+        """Whether merging `theirs` into `ours` changes anything under the directory `path`."""
+        ...
+
     def tagged(self, names: Sequence[str]) -> tuple[str, ...]:
         """Those of `names` that are tags."""
         ...

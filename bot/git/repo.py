@@ -83,7 +83,9 @@ class GitRepo:
             _LINE_COMMITS, len
         )
         # Which paths conflict merging one commit into another: a fact of the two ids.
-        self._conflicts: BoundedCache[tuple[str, str], tuple[str, ...]] = BoundedCache(_ROOTS)
+        self._conflicts: BoundedCache[tuple[str, str], tuple[str | None, tuple[str, ...]]] = (
+            BoundedCache(_ROOTS)
+        )
         if not checked and self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
 
@@ -253,20 +255,36 @@ class GitRepo:
     def merge_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
         """The paths that conflict merging `theirs` into `ours` (`git merge-tree`), remembered
         when both are commit ids."""
-        if not (OBJECT_ID_RE.fullmatch(ours) and OBJECT_ID_RE.fullmatch(theirs)):
-            return self._merged_conflicts(ours, theirs)
-        return self._conflicts.get_or_make(
-            (ours, theirs), lambda: self._merged_conflicts(ours, theirs)
-        )
+        return self._merge(ours, theirs)[1]
 
-    def _merged_conflicts(self, ours: str, theirs: str) -> tuple[str, ...]:
+    def merge_changes(self, ours: str, theirs: str, path: str) -> bool:
+        """Whether merging `theirs` into `ours` changes anything under the directory `path` ("."
+        the whole tree): False where `ours` already has every change `theirs` makes there (the
+        same change landed another way), True where the merge conflicts."""
+        tree, conflicts = self._merge(ours, theirs)
+        if conflicts or tree is None:
+            return True
+        if path in ("", "."):
+            merged, before = self.root_trees([tree, ours])
+        else:
+            merged, before = self.directory_trees([tree, ours], path)
+        return merged != before
+
+    def _merge(self, ours: str, theirs: str) -> tuple[str | None, tuple[str, ...]]:
+        if not (OBJECT_ID_RE.fullmatch(ours) and OBJECT_ID_RE.fullmatch(theirs)):
+            return self._merged(ours, theirs)
+        return self._conflicts.get_or_make((ours, theirs), lambda: self._merged(ours, theirs))
+
+    def _merged(self, ours: str, theirs: str) -> tuple[str | None, tuple[str, ...]]:
+        """The merged tree's id and the conflicting paths, as `git merge-tree` writes them."""
         proc = self._run(
             "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
         )
         if proc.returncode not in (0, 1):
             raise GitError(f"git merge-tree failed: {proc.stderr.decode(errors='replace').strip()}")
         lines = proc.stdout.decode(errors="replace").splitlines()
-        return tuple(dict.fromkeys(line for line in lines[1:] if line))
+        tree = lines[0].strip() if lines and OBJECT_ID_RE.fullmatch(lines[0].strip()) else None
+        return tree, tuple(dict.fromkeys(line for line in lines[1:] if line))
 
     def tags(self) -> tuple[str, ...]:
         return tuple(self._out("for-each-ref", "--format=%(refname:short)", "refs/tags").split())

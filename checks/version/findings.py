@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding, Severity
-from bot.versions.claims import Status, merge_case, pr_label, released_tag, version_origin
+from bot.versions.claims import (
+    Origin,
+    Status,
+    merge_case,
+    pr_label,
+    released_tag,
+    version_origin,
+)
 from bot.versions.practice import AppVersionHabit, app_version_habit
 from bot.versions.semver import parse_version
 
@@ -95,6 +102,8 @@ def verdict_finding(ctx: ChartContext, a: Assessment) -> Finding | None:
             f"`version` {head} is not greater than {base} at the merge base. {take}",
         )
     if v.status is Status.TAKEN:
+        if not ctx.git.merge_changes(a.develop_sha, claim.head_sha, a.chart.path):
+            return _landed(ctx, a)
         return _taken(ctx, a, take)
     if v.status is Status.RACE:
         return _race(a)
@@ -126,6 +135,37 @@ def _missing_bump(a: Assessment) -> Finding:
     )
 
 
+def _landed(ctx: ChartContext, a: Assessment) -> Finding:
+    """develop already has every change this PR makes to the chart (the same change landed by
+    another PR or commit): merging it changes nothing there, so its version takes nothing."""
+    claim, v = a.claim, a.verdict
+    assert claim.head is not None
+    develop_version = v.develop_version or ""
+    origin = version_origin(ctx.git, a.develop_sha, a.chart.path, develop_version)
+    since = _since(origin)
+    return finding(
+        a,
+        Severity.NOTICE,
+        "already-on-develop",
+        f"{a.develop_label} already has this change",
+        f"{a.develop_label} is at {develop_version}{since} and already has every change this PR "
+        f"makes to {a.chart.path}: merging it changes nothing there, so its "
+        f"{claim.head.version} names no other content. If nothing else of it is wanted, it can be "
+        "closed.",
+    )
+
+
+def _since(origin: Origin | None) -> str:
+    if origin is None:
+        return ""
+    short = origin.commit.sha[:7]
+    return (
+        f" since #{origin.pr} ({short})"
+        if origin.pr
+        else f" since {short} ({origin.commit.subject})"
+    )
+
+
 def _taken(ctx: ChartContext, a: Assessment, take: str) -> Finding:
     claim, v = a.claim, a.verdict
     assert claim.head is not None and claim.head.version is not None
@@ -133,14 +173,7 @@ def _taken(ctx: ChartContext, a: Assessment, take: str) -> Finding:
     develop_version = v.develop_version or ""
     case = merge_case(ctx.git, a.develop_sha, claim.head_sha, a.chart.path)
     origin = version_origin(ctx.git, a.develop_sha, a.chart.path, develop_version)
-    since = ""
-    if origin is not None:
-        short = origin.commit.sha[:7]
-        since = (
-            f" since #{origin.pr} ({short})"
-            if origin.pr
-            else f" since {short} ({origin.commit.subject})"
-        )
+    since = _since(origin)
     name = claim.head.name or a.chart.name
     released = released_tag(ctx.git, name, head)
     released_text = f" {head} is already released (tag `{released}`)." if released else ""

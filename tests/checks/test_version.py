@@ -129,6 +129,31 @@ def test_an_app_version_equal_by_chance_is_not_a_rule(tmp_path: Path) -> None:
     assert taken.data["suggestion"]["replacement"] == "version: 2.17.2\n"
 
 
+def test_a_change_develop_already_has_is_no_taken_version(tmp_path: Path) -> None:
+    """Found on aws/eks-charts: #1350 bumps cni-metrics-helper to 1.22.4, and develop has the very
+    same change from another PR. Merging #1350 changes nothing in the chart, so 1.22.4 names the
+    same content: a notice that it is already there, not a failure, and no version to take."""
+    g = GitBuilder(tmp_path / "repo")
+    write_chart(g, "client", "client", "1.22.3").commit("client 1.22.3")
+    g.branch("pr").write("client/values.yaml", "replicas: 4\n")
+    g.write("client/Chart.yaml", chart_yaml("1.22.4")).commit("client: v1.22.4")
+    g.checkout("develop").write("client/values.yaml", "replicas: 4\n")
+    g.write("client/Chart.yaml", chart_yaml("1.22.4")).commit("client: v1.22.4 (#1353)")
+    (finding,) = review(g, "pr")
+    assert (finding.rule, finding.severity) == ("already-on-develop", Severity.NOTICE)
+    assert finding.message.startswith(
+        f"develop is at 1.22.4 since #1353 ({g.sha('develop')[:7]}) and already has every change "
+        "this PR makes to client: merging it changes nothing there"
+    )
+    assert "suggestion" not in finding.data
+    # develop moves on past it: still nothing of the PR's is left to merge.
+    g.write("client/README.md", "# client\n\nMore.\n").commit("client: docs (#1360)")
+    assert [f.rule for f in review(g, "pr")] == ["already-on-develop"]
+    # A PR with anything more for the chart is taken as before.
+    g.checkout("pr").write("client/templates/more.yaml", "kind: Secret\n").commit("more")
+    assert [f.rule for f in review(g, "pr")] == ["taken-by-develop"]
+
+
 def test_content_without_bump_fails_with_next_free_patch(scenario: Scenario) -> None:
     [finding] = run(scenario.context(104))
     assert (finding.rule, finding.severity, finding.line) == ("missing-bump", Severity.FAILURE, 5)
@@ -259,7 +284,8 @@ def test_minor_bump_overtaken_suggests_next_minor(chart_repo: GitBuilder) -> Non
 
 def test_released_tag_conventions(chart_repo: GitBuilder) -> None:
     g = chart_repo
-    g.branch("pr").write("client/Chart.yaml", chart_yaml("1.9.59")).commit("bump")
+    g.branch("pr").write("client/Chart.yaml", chart_yaml("1.9.59"))
+    g.write("client/values.yaml", "replicas: 7\n").commit("bump")
     g.checkout("develop").write("client/Chart.yaml", chart_yaml("1.9.59")).commit("bump on develop")
     assert only(review(g, "pr"), "taken-by-develop").data["released"] is None
     g.tag("v1.9.59")
@@ -399,7 +425,8 @@ def test_explicit_open_prs_replace_discovery(scenario: Scenario) -> None:
 
 def test_new_chart_taken_by_develop_and_missing_version(tmp_path: Path) -> None:
     g = GitBuilder(tmp_path / "repo").write("README.md", "charts\n").commit("init")
-    g.branch("pr").write("web/Chart.yaml", chart_yaml("0.1.0", name="web")).commit("web 0.1.0")
+    g.branch("pr").write("web/Chart.yaml", chart_yaml("0.1.0", name="web"))
+    g.write("web/values.yaml", "replicas: 1\n").commit("web 0.1.0")
     g.checkout("develop").write("web/Chart.yaml", chart_yaml("0.1.0", name="web")).commit(
         "web (#9)"
     )

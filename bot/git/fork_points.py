@@ -23,9 +23,12 @@ from bot.lru import BoundedCache
 
 # (repository, develop, head) pairs remembered: a few reviews' worth at a thousand open PRs each.
 _CACHED = 20_000
-# How much of develop's first-parent line is read to order several merge-base candidates; an older
-# candidate is left to `git merge-base`.
+# How much of develop's first-parent line is read to order several merge-base candidates: first as
+# much as open-PR discovery reads (remembered), then, for candidates older than that, on down to
+# them (a stream that stops at the oldest; bitnami/charts' 34,000 first-parent commits cost 0.25 s,
+# where a `git merge-base` costs 0.3 s for each PR open since 2016). Past that, `git merge-base`.
 FIRST_PARENTS = 5000
+DEEP_FIRST_PARENTS = 200_000
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,9 @@ class _Line:
         self.position = (
             repo.first_parent_positions(develop, candidates, FIRST_PARENTS) if candidates else {}
         )
+        older = candidates - self.position.keys()
+        if older:  # positions count from develop's tip in both reads
+            self.position.update(repo.first_parent_positions(develop, older, DEEP_FIRST_PARENTS))
         self.develop = develop
 
     def newest(self, candidates: tuple[str, ...]) -> str | None:

@@ -243,3 +243,38 @@ def test_read_ahead_leaves_a_failure_to_the_check_that_asks(built) -> None:
         for pr, claim in open_claims(repo, APP, [*prs, unknown], g.sha("develop"))
     )
     assert 1 in claims
+
+
+class CountingRepo(GitRepo):
+    """The repository, counting the `git merge-base` processes asked of it."""
+
+    merge_bases = 0
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        self.merge_bases += 1
+        return super().merge_base(a, b)
+
+
+def test_candidates_older_than_the_first_read_are_ordered_on_a_deeper_one(
+    built, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found on bitnami/charts: PRs open since 2016 that merged develop in have candidates tens of
+    thousands of commits down develop's line; each cost a `git merge-base` of 0.3 s. The line is
+    now read on down to them (one stream), and git is asked only of candidates off that line."""
+    import bot.git.fork_points as fork_points_module
+
+    g, _ = built
+    clear_all()
+    monkeypatch.setattr(fork_points_module, "FIRST_PARENTS", 1)  # every candidate is "older"
+    repo = CountingRepo(g.path)
+    heads = [g.sha("pr-5"), g.sha("pr-12")]
+    points = fork_points(repo, g.sha("develop"), heads)
+    assert [points[h].merge_base for h in heads] == [repo.merge_base("develop", h) for h in heads]
+    # #5's candidates are all on the line: ordered there. #12's are not: git decides, once.
+    assert repo.merge_bases == 1 + len(heads)
+
+    clear_all()
+    monkeypatch.setattr(fork_points_module, "DEEP_FIRST_PARENTS", 1)  # no deeper read either
+    repo = CountingRepo(g.path)
+    fork_points(repo, g.sha("develop"), heads)
+    assert repo.merge_bases == 2

@@ -248,3 +248,19 @@ def test_a_new_best_effort_pod_of_another_hook_still_warns() -> None:
     hooked = TEST_POD.format(name="migrate", hook="pre-install,pre-upgrade")
     [finding] = _run(WEB_G, WEB_G + "---\n" + hooked)
     assert (finding.rule, finding.severity) == ("new-besteffort", Severity.WARNING)
+
+
+def test_a_pod_named_at_random_in_each_render_is_no_rename() -> None:
+    """Found on jenkinsci/helm-charts: its test pod is `RELEASE-ui-test-{{ randAlphaNum 5 |
+    lower }}`, so every render names it anew and every PR read 'renamed' on every profile. The same
+    pod, its class kept: nothing to say. Its class changing is still said."""
+    base = TEST_POD.format(name="release-ui-test-4fwxs", hook="test")
+    head = TEST_POD.format(name="release-ui-test-ejfro", hook="test")
+    assert _run(WEB_G + "---\n" + base, WEB_G + "---\n" + head) == []
+    # A rename a chart made (another length, or more than a suffix) is still said.
+    renamed = TEST_POD.format(name="release-ui-check-4fwxs", hook="test")
+    assert [f.rule for f in _run(base, renamed)] == ["renamed"]
+    limited = head.replace(
+        "image: busybox", "image: busybox\n      resources: {limits: {cpu: 1, memory: 1Gi}}"
+    )
+    assert [f.rule for f in _run(base, limited)] == ["upgrade"]

@@ -23,6 +23,7 @@ from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, Rendered
 from bot.engine.diff_noise import alike, comparable
 from bot.engine.manifests import Document
+from bot.engine.random_names import random_pairs
 from bot.engine.yaml.dump import dump_lines
 from bot.lru import IdentitiesMemo, WeakIdentityMemo
 
@@ -171,9 +172,18 @@ def _object_diffs(
     base: Sequence[Document], head: Sequence[Document], noise: DiffConfig
 ) -> Iterable[ObjectDiff]:
     old, new = _by_key(base), _by_key(head)
+    gone = {k: d for k, d in old.items() if k not in new}
+    came = {k: d for k, d in new.items() if k not in old}
+    renamed = random_pairs(gone, came) if gone and came else {}
+    paired = set(renamed.values())
     for key in sorted(set(old) | set(new)):
+        if key in paired:
+            continue  # said with the object it was at base
         a, b = old.get(key), new.get(key)
-        if a is None or b is None:
+        if key in renamed:
+            b = new[renamed[key]]
+            found = _object_diff(renamed[key], a, b, noise, old_name=a.name if a else None)
+        elif a is None or b is None:
             found = _object_diff(key, a, b, noise)
         elif alike(a, b, noise):
             continue  # most objects: no copy, no dump
@@ -211,8 +221,14 @@ def _by_key(documents: Sequence[Document]) -> dict[str, Document]:
 
 
 def _object_diff(
-    key: str, base: Document | None, head: Document | None, noise: DiffConfig
+    key: str,
+    base: Document | None,
+    head: Document | None,
+    noise: DiffConfig,
+    old_name: str | None = None,
 ) -> ObjectDiff | None:
+    """The object's diff; with `old_name`, the base object is the head's under a name the chart
+    draws at random in each render (bot/engine/random_names.py): compared as if it had the head's."""
     try:
         old_body, new_body = comparable(base, noise), comparable(head, noise)
         if _same(old_body, new_body):
@@ -220,6 +236,8 @@ def _object_diff(
             # the dump, which costs 10x the comparison.
             return None
         old, new = _dump(old_body), _dump(new_body)
+        if old_name is not None and head is not None:
+            old = [line.replace(old_name, head.name) for line in old]
     except RecursionError:  # nesting Helm and the YAML parser allow, deeper than Python's stack
         return ObjectDiff(key, TOO_DEEP.format(key=key))
     if old == new:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 from bot.engine.manifests import Document
+from bot.engine.random_names import named_at_random
 from bot.lru import IdentityMemo
 from checks.kit.containers import render_workloads
 from checks.qos import memo as qos_memo
@@ -106,7 +106,8 @@ def changes(base: Mapping[str, PodView], head: Mapping[str, PodView]) -> list[Ch
         if new is not None:
             removed.remove(old)
             added.remove(new)
-            if old.qos_class is not new.qos_class or not _named_at_random(old, new):
+            # The same pod under a name each render draws anew: its class kept, nothing changed.
+            if old.qos_class is not new.qos_class or not named_at_random(old.doc, new.doc):
                 found.append(Change(ChangeKind.RENAMED, old, new))
     found += [Change(ChangeKind.REMOVED, view, None) for view in removed]
     found += [Change(ChangeKind.ADDED, None, view) for view in added]
@@ -118,24 +119,6 @@ def _rename_of(old: PodView, added: list[PodView]) -> PodView | None:
     # in either order, and saying which would be a guess.
     candidates = [view for view in added if view.signature == old.signature]
     return candidates[0] if len(candidates) == 1 else None
-
-
-def _named_at_random(old: PodView, new: PodView) -> bool:
-    """The same pod under a name each render draws anew: jenkinsci's chart names its test pod
-    `{{ .Release.Name }}-ui-test-{{ randAlphaNum 5 | lower }}`, so base and head (and two renders
-    of one commit) differ in that suffix alone. Its QoS class kept, nothing changed."""
-    a, b = _SUFFIX_RE.fullmatch(old.doc.name), _SUFFIX_RE.fullmatch(new.doc.name)
-    return (
-        a is not None
-        and b is not None
-        and a[1] == b[1]
-        and len(a[2]) == len(b[2])
-        and old.doc.template == new.doc.template
-    )
-
-
-# A name's last dash-separated part, when it could be a random suffix (`-4fwxs`, `-h8ed3`).
-_SUFFIX_RE = re.compile(r"(.+-)([a-z0-9]{4,16})")
 
 
 def _renamed_in_place(old: PodView, added: list[PodView]) -> PodView | None:

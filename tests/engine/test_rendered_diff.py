@@ -357,3 +357,33 @@ def test_the_compiled_matcher_diffs_as_the_stdlibs(
         rendered_diff.unified_diff = real
     assert ours == stdlib
     assert (old == new) == (ours == [])
+
+
+def test_an_object_named_at_random_in_each_render_is_diffed_as_one() -> None:
+    """jenkinsci's test pod is `RELEASE-ui-test-{{ randAlphaNum 5 | lower }}`: not one removed and
+    one added object on every PR (which the duplicates check then found in every pair of PRs), but
+    the same object, unchanged, or changed where it changed."""
+    spec = {"spec": {"containers": [{"name": "t", "image": "jenkins:1"}]}}
+    old = (doc("Pod", "release-ui-test-4fwxs", spec), doc("ConfigMap", "c", {"data": {"a": "1"}}))
+    new = (doc("Pod", "release-ui-test-ejfro", spec), doc("ConfigMap", "c", {"data": {"a": "1"}}))
+    diff = chart_diff("web", rendered_diffs(renders(old, new), DiffConfig()))
+    assert diff is not None and diff.profiles[0].status == UNCHANGED
+
+    changed = {"spec": {"containers": [{"name": "t", "image": "jenkins:2"}]}}
+    new = (doc("Pod", "release-ui-test-ejfro", changed),)
+    diff = chart_diff("web", rendered_diffs(renders(old[:1], new), DiffConfig()))
+    assert diff is not None
+    (profile,) = diff.profiles
+    assert [o.key for o in profile.objects] == ["Pod/default/release-ui-test-ejfro"]
+    assert "-  - image: jenkins:1\n+  - image: jenkins:2\n" in profile.text
+    assert "4fwxs" not in profile.text
+
+
+def test_two_objects_that_could_each_be_the_other_are_not_paired() -> None:
+    """Where two objects could each be the one named anew, no pairing is a guess: both said."""
+    spec = {"spec": {"containers": [{"name": "t"}]}}
+    old = (doc("Pod", "job-aaaa1", spec), doc("Pod", "job-aaaa2", spec))
+    new = (doc("Pod", "job-bbbb1", spec), doc("Pod", "job-bbbb2", spec))
+    diff = chart_diff("web", rendered_diffs(renders(old, new), DiffConfig()))
+    assert diff is not None
+    assert len(diff.profiles[0].objects) == 4

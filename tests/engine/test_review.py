@@ -173,6 +173,21 @@ def test_only_charts_the_diff_touches_unless_asked(repo: GitBuilder) -> None:
         review(repo, charts=("nope",))
 
 
+def test_charts_under_a_hidden_directory_are_fixtures_unless_asked(repo: GitBuilder) -> None:
+    """Found on traefik/traefik-helm-chart: Chart.yaml-only fixtures of a workflow's test under
+    `.github/fixtures/…/charts/traefik` were reviewed as charts, and lint said 'templates/: directory
+    does not exist' for each. Neither chart-testing nor a release takes them for charts."""
+    fixture = ".github/fixtures/major/charts/traefik"
+    repo.branch("pr").write(f"{fixture}/Chart.yaml", "apiVersion: v2\nname: traefik\nversion: 2\n")
+    repo.write("app/values.yaml", "resources: {}\n").commit("a fixture, and the chart")
+    report, _ = review(repo)
+    assert [c.path for c in report.charts] == ["app"]
+    report, _ = review(repo, all_charts=True)
+    assert [c.path for c in report.charts] == ["app"]
+    report, _ = review(repo, charts=(fixture,))  # asked for by name: reviewed
+    assert [c.path for c in report.charts] == [fixture]
+
+
 def test_a_change_outside_any_chart_reviews_no_chart(repo: GitBuilder) -> None:
     repo.branch("pr").write("docs/notes.md", "# notes\n").commit("docs")
     report, _ = review(repo)

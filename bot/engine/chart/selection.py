@@ -46,18 +46,26 @@ def _in_chart_dirs(dirs: Iterable[str], chart_dirs: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
-def reviewable_dirs(trees: Sequence[Tree], ct: CtConfig = NO_CT) -> list[str]:
+def reviewable_dirs(trees: Sequence[Tree], ct: CtConfig = NO_CT, hidden: bool = False) -> list[str]:
     """The chart directories of the trees by the repository's rule: its `ct.yaml`'s when it has
-    one, else every directory with a `Chart.yaml` (less vendored subcharts). A `ct.yaml` whose
-    chart dirs hold no chart at all is not the repository's layout (ct would test nothing), so
-    it is not taken to mean "review nothing"."""
+    one, else every directory with a `Chart.yaml` (less vendored subcharts), but those under a
+    hidden directory unless `hidden`: traefik keeps Chart.yaml-only fixtures for a workflow's test
+    in `.github/fixtures/…/charts/traefik`, which neither chart-testing nor a release ever takes
+    for a chart. A `ct.yaml` whose chart dirs hold no chart at all is not the repository's layout
+    (ct would test nothing), so it is not taken to mean "review nothing"."""
     everything = sorted({d for t in trees for d in find_charts(t)})
+    if not hidden:
+        everything = [d for d in everything if not _in_hidden_directory(d)]
     if ct.source is None:
         return everything
     in_dirs = sorted(
         {d for t in trees for d in _in_chart_dirs(t.dirs_with(CHART_FILE), ct.chart_dirs)}
     )
     return [d for d in in_dirs if not ct.excludes(d)] if in_dirs else everything
+
+
+def _in_hidden_directory(directory: str) -> bool:
+    return any(part.startswith(".") for part in directory.split("/") if part != ".")
 
 
 def chart_dirs(
@@ -70,7 +78,7 @@ def chart_dirs(
 ) -> list[str]:
     if requested:
         # Asked for by name, any directory with a Chart.yaml is reviewed, ct's rules or not.
-        anywhere = reviewable_dirs((base, head))
+        anywhere = reviewable_dirs((base, head), hidden=True)
         wanted = [r.strip("/") or "." for r in requested]
         missing = [r for r in wanted if r not in anywhere]
         if missing:

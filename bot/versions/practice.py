@@ -6,9 +6,9 @@ later (`chore(release): publish 41.3.0`), or the version in git is a placeholder
 release pipeline stamps. Demanding a bump there fails every PR for nothing. So the recent changes
 to the chart on the integration branch's first-parent history (where each PR is one commit,
 however it was merged) are counted: a missing bump is enforced where at least half of them bumped
-the chart, and where there is too little history to tell (today's rule, said so); elsewhere it is a
-notice that says why. The repository's `ct.yaml` saying `check-version-increment: false` settles
-it without history."""
+the chart, and where there is too little history to tell and what there is does not say otherwise
+(today's rule, said so); elsewhere it is a notice that says why. The repository's `ct.yaml`
+saying `check-version-increment: false` settles it without history."""
 
 from __future__ import annotations
 
@@ -226,8 +226,12 @@ def _version_at(git: GitView, sha: str, chart_path: str) -> str | None:
 
 
 def _judge(changes: int, bumped: int, moved: bool, version: str | None) -> Practice:
+    # Too few changes to learn from: the default rule stands, unless what few there are went the
+    # other way (kedacore's new cosmos-db chart: none of its changes bumped it; the repository
+    # moves versions at release).
     if changes < MIN_EVIDENCE:
-        return Practice(Basis.TOO_FEW, changes, bumped)
+        basis = Basis.TOO_FEW if bumped * 2 >= changes else Basis.RELEASES
+        return Practice(basis, changes, bumped)
     if bumped * 2 >= changes:
         return Practice(Basis.BUMPS, changes, bumped)
     parsed = parse_version(version)

@@ -80,11 +80,26 @@ def test_a_version_that_never_moved_is_a_placeholder(tmp_path: Path) -> None:
 
 
 def test_too_few_changes_keep_the_default_and_the_chart_s_creation_is_none(tmp_path: Path) -> None:
-    g = chart_repo(tmp_path / "r", version="0.0.0")
+    g = chart_repo(tmp_path / "r")
+    land(g, 1, "1.0.1")
+    land(g, 2)
+    assert practice(g) == Practice(Basis.TOO_FEW, changes=MIN_EVIDENCE - 1, bumped=1)
+    assert practice(g).enforced
+
+
+def test_too_few_changes_that_all_went_without_a_bump_are_not_the_default(tmp_path: Path) -> None:
+    """Found on kedacore/charts: a new chart's two changes since it was added kept 0.1.0, as the
+    repository moves versions at release; an open PR without a bump was failed by the default."""
+    g = chart_repo(tmp_path / "r", version="0.1.0")
     land(g, 1)
     land(g, 2)
-    assert practice(g) == Practice(Basis.TOO_FEW, changes=MIN_EVIDENCE - 1, bumped=0)
-    assert practice(g).enforced
+    found = practice(g)
+    assert found == Practice(Basis.RELEASES, changes=2, bumped=0)
+    assert not found.enforced
+    assert found.reason("develop") == (
+        "Not enforced: only 0 of 2 recent changes to this chart on develop bumped its version, so "
+        "this repository moves the version at release rather than in each PR."
+    )
 
 
 def test_changes_that_are_not_content_and_other_charts_do_not_count(tmp_path: Path) -> None:

@@ -9,15 +9,15 @@ Of ct's many keys only the four below are read; the others are ct's business and
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from bot.engine.ci.ct_runs import CtRun, ct_runs, flag_true
+from bot.engine.ci.shell import UNKNOWN
 from bot.engine.config import ConfigError
 from bot.engine.yaml.blocks import LOADER
 from bot.engine.yaml.errors import YAML_FAILURES, problem_at
@@ -25,16 +25,12 @@ from bot.git.objects import Tree
 from bot.lru import BoundedCache
 
 CT_CONFIG_ENV = "CT_CONFIG"
+# The ct commands whose config picks the charts and checks versions (`ct install`'s may differ).
+CHOOSING = frozenset({"lint", "lint-and-install", "list-changed"})
 DEFAULT_PATHS = ("ct.yaml", "ct.yml", ".github/ct.yaml", ".github/ct.yml")
-WORKFLOWS = ".github/workflows/"
 # ct's defaults (its `--chart-dirs`, `--remote`, `--check-version-increment`).
 CT_CHART_DIRS = ("charts",)
 CT_REMOTE = "origin"
-# A workflow line that runs `ct lint` or `ct list-changed` (the commands that pick the changed charts
-# and check the version), and its `--config PATH`. A path built from a variable
-# (`"${CT_CONFIGFILE}"`) cannot be known without running the workflow, so it does not match.
-CT_COMMAND_RE = re.compile(r"(?:^|[\s(;&|`])ct\s.*\b(?:lint|list-changed)\b")
-CONFIG_ARG_RE = re.compile(r"""--config[= ]+["']?([^\s"'$`{}]+)""")
 _Fail = Callable[[str, str], "CtConfigError"]
 _CACHE: BoundedCache[tuple[str, str | None], CtConfig] = BoundedCache(64)
 
@@ -93,39 +89,15 @@ def _load(tree: Tree, named: str | None) -> CtConfig:
 
 
 def workflow_config(tree: Tree) -> str | None:
-    """The one config file the workflows pass to `ct lint` / `ct list-changed`, when it exists in
-    the tree; None when they name none, or several different ones."""
-    found: set[str] = set()
-    for path in tree.paths(WORKFLOWS):
-        if path.endswith((".yml", ".yaml")):
-            found |= _config_args(tree.text(path) or "")
-    present = [p for p in found if tree.text(p) is not None]
-    return present[0] if len(present) == 1 else None
-
-
-def _config_args(workflow: str) -> frozenset[str]:
-    """The config files a workflow's text passes to `ct`; remembered for a text of a workflow's
-    size (a replay reads the same workflows at every commit), bounded for a PR's crafted one."""
-    if len(workflow) > _REMEMBERED_WORKFLOW_CHARS:
-        return _scanned(workflow)
-    return _remembered(workflow)
-
-
-_REMEMBERED_WORKFLOW_CHARS = 64 * 1024
-
-
-@functools.lru_cache(maxsize=256)
-def _remembered(workflow: str) -> frozenset[str]:
-    return _scanned(workflow)
-
-
-def _scanned(workflow: str) -> frozenset[str]:
-    found = set()
-    for line in workflow.splitlines():
-        arg = CONFIG_ARG_RE.search(line) if CT_COMMAND_RE.search(line) else None
-        if arg is not None:
-            found.add(_directory(arg.group(1)))
-    return frozenset(found)
+    """The one config file CI passes to `ct` as `--config` (in a workflow, or a Makefile target or
+    script one calls), when it exists in the tree; None when it names none, or several."""
+    given = {
+        p
+        for run in ct_runs(tree)
+        if run.subcommand in CHOOSING and (p := run.flags.get("config")) is not None
+    }
+    present = {path for p in given if UNKNOWN not in p and tree.is_file(path := _directory(p))}
+    return present.pop() if len(present) == 1 else None
 
 
 def parse_ct_config(text: str, source: str) -> CtConfig:
@@ -199,3 +171,80 @@ def _directory(path: str) -> str:
     while path.startswith("./"):
         path = path[2:]
     return path.strip("/") or "."
+
+
+# -- the runs of ct that check a chart's version ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersionGate:
+    """A `ct lint` (or `lint-and-install`) that CI runs on a chart: whether it checks that the
+    chart's version increased (None: set by something only the run knows), and what said so."""
+
+    run: CtRun
+    checks: bool | None
+    said_by: str  # "--check-version-increment=false", "CT_CHECK_VERSION_INCREMENT", "ct.yaml", ...
+
+
+def version_gates(tree: Tree, chart_path: str) -> tuple[VersionGate, ...]:
+    """The ct runs of the CI at `tree` that lint the chart at `chart_path`."""
+    gates = []
+    for run in ct_runs(tree):
+        if not run.checks_versions:
+            continue
+        config = _run_config(tree, run)
+        if _covers(run, config, chart_path):
+            gates.append(_gate(run, config))
+    return tuple(gates)
+
+
+def _run_config(tree: Tree, run: CtRun) -> CtConfig | None:
+    """The config the run loads; None where it cannot be known or read."""
+    path = run.config_path(tree)
+    if path is None:
+        return NO_CT
+    if UNKNOWN in path:
+        return None
+    text = tree.text(_directory(path))
+    if text is None:
+        return None
+    try:
+        return parse_ct_config(text, _directory(path))
+    except CtConfigError:
+        return None
+
+
+def _covers(run: CtRun, config: CtConfig | None, chart_path: str) -> bool:
+    charts = run.setting("charts")
+    if charts is not None:
+        return UNKNOWN in charts or chart_path in _dirs(charts)
+    excluded = run.setting("excluded-charts")
+    if excluded is not None and UNKNOWN not in excluded:
+        if chart_path in _dirs(excluded) or chart_path.rsplit("/", 1)[-1] in _dirs(excluded):
+            return False
+    elif config is not None and config.excludes(chart_path):
+        return False
+    given = run.setting("chart-dirs")
+    if given is not None and UNKNOWN in given:
+        return True
+    dirs = _dirs(given) if given is not None else (config or NO_CT).chart_dirs
+    parent = chart_path.rsplit("/", 1)[0] if "/" in chart_path else "."
+    return parent in dirs
+
+
+def _dirs(listed: str) -> tuple[str, ...]:
+    return tuple(_directory(d) for d in listed.split(",") if d.strip())
+
+
+def _gate(run: CtRun, config: CtConfig | None) -> VersionGate:
+    if "check-version-increment" in run.flags:
+        value = run.flags["check-version-increment"]
+        return VersionGate(run, flag_true(value), f"--check-version-increment={value}")
+    env = run.env.get("CT_CHECK_VERSION_INCREMENT")
+    if env is not None:
+        return VersionGate(run, flag_true(env), f"CT_CHECK_VERSION_INCREMENT={env}")
+    if config is None:
+        return VersionGate(run, None, "a config file only the run knows")
+    if config.source and not config.check_version_increment:
+        return VersionGate(run, False, f"`check-version-increment: false` in {config.source}")
+    return VersionGate(run, True, config.source or "ct's default")

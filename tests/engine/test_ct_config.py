@@ -136,29 +136,71 @@ def test_the_config_the_workflow_gives_ct_lint(g: GitBuilder) -> None:
     assert load(g).source == ".github/linters/ct.yaml"
 
 
-def test_a_workflow_config_from_a_variable_or_ambiguous_is_not_guessed(g: GitBuilder) -> None:
+def workflow(*runs: str) -> str:
+    """A workflow with one job running `runs`, a step each."""
+    steps = "".join(f"      - run: {run}\n" for run in runs)
+    return f"on: pull_request\njobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+
+
+def test_a_workflow_config_from_an_unknown_variable_or_ambiguous_is_not_guessed(
+    g: GitBuilder,
+) -> None:
     g.write("ct.yaml", "target-branch: root\n").write("a.yaml", "{}\n").write("b.yaml", "{}\n")
-    g.write(".github/workflows/lint.yml", 'run: ct lint --config "${CT_CONFIGFILE}"\n')
+    g.write(".github/workflows/lint.yml", workflow('ct lint --config "${CT_CONFIGFILE}"'))
     g.commit("variable")
     assert load(g).source == "ct.yaml"
     g.write(
-        ".github/workflows/two.yml", "run: ct lint --config a.yaml\nrun: ct lint --config b.yaml\n"
+        ".github/workflows/two.yml", workflow("ct lint --config a.yaml", "ct lint --config b.yaml")
     )
     g.commit("two lint configs")
     assert load(g).source == "ct.yaml"
 
 
-def test_a_workflow_too_large_to_remember_is_read_all_the_same(g: GitBuilder) -> None:
-    # A PR's workflow of megabytes is searched, never kept: what is remembered stays small.
-    from bot.engine.ct_config import _remembered
-
-    filler = "# padding\n" * 20_000
-    g.write("lint/ct.yaml", "target-branch: main\n")
-    g.write(".github/workflows/big.yml", filler + "run: ct lint --config lint/ct.yaml\n")
-    g.commit("a large workflow")
-    kept = _remembered.cache_info().currsize
+def test_a_workflow_config_from_a_variable_the_workflow_sets_is_read(g: GitBuilder) -> None:
+    # grafana/helm-charts' shape: a reusable workflow whose input's default names the file.
+    g.write("ct.yaml", "target-branch: root\n").write("lint/ct.yaml", "target-branch: named\n")
+    g.write(
+        ".github/workflows/lint.yml",
+        "on:\n  workflow_call:\n    inputs:\n      ct_configfile:\n        default: lint/ct.yaml\n"
+        "env:\n  CT_CONFIGFILE: ${{ inputs.ct_configfile }}\n"
+        'jobs:\n  lint:\n    steps:\n      - run: ct lint --config "${CT_CONFIGFILE}"\n',
+    )
+    g.write(
+        ".github/workflows/ci.yml",
+        "on: pull_request\njobs:\n  lint:\n    uses: ./.github/workflows/lint.yml\n",
+    )
+    g.commit("reusable")
     assert load(g).source == "lint/ct.yaml"
-    assert _remembered.cache_info().currsize == kept
+
+
+def test_the_config_a_makefile_target_gives_ct_is_read(g: GitBuilder) -> None:
+    # A workflow running `make lint`, whose recipe runs ct with a config under .github/.
+    g.write(".github/ct-lint.yaml", "target-branch: from-make\nexcluded-charts: [fixture]\n")
+    g.write(
+        "Makefile",
+        "CT_CONFIG_FILE ?= .github/ct-lint.yaml\n\nlint: deps\n\t@ct lint --config $(CT_CONFIG_FILE)\ndeps:\n\thelm repo update\n",
+    )
+    g.write(".github/workflows/ci.yml", workflow("make lint"))
+    g.commit("make")
+    assert (load(g).source, load(g).excluded_charts) == (".github/ct-lint.yaml", ("fixture",))
+
+
+def test_the_config_a_script_gives_ct_is_read(g: GitBuilder) -> None:
+    g.write("ci/ct.yaml", "target-branch: from-script\n")
+    g.write("hack/lint.sh", "#!/bin/sh\nset -e\nct lint \\\n  --config ci/ct.yaml \\\n  --all\n")
+    g.write(".github/workflows/ci.yml", workflow("./hack/lint.sh"))
+    g.commit("script")
+    assert load(g).target_branch == "from-script"
+
+
+def test_a_workflow_over_the_size_cap_is_not_read(g: GitBuilder) -> None:
+    from bot.engine.ci.workflows import MAX_WORKFLOW_BYTES
+
+    filler = "# padding\n" * (MAX_WORKFLOW_BYTES // 10)
+    g.write("lint/ct.yaml", "target-branch: main\n")
+    g.write(".github/workflows/big.yml", filler + workflow("ct lint --config lint/ct.yaml"))
+    g.commit("a large workflow")
+    assert load(g).source is None
 
 
 # -- the engine honours it ------------------------------------------------------------------------

@@ -148,6 +148,27 @@ def test_symlink_to_a_file_outside_the_chart_is_refused(repo: GitBuilder, tmp_pa
     assert all(r.error is not None for r in ctx.charts[0].head.values())
 
 
+def test_a_symlink_the_chart_s_helmignore_excludes_is_never_read_and_never_refused(
+    repo: GitBuilder, tmp_path: Path
+) -> None:
+    """Found on a public repository (issue 38): a chart keeps a symbolic link for its developers
+    that its `.helmignore` names; Helm never reads it and `ct lint` lints the chart. It was refused
+    as an unsafe tree, and so not reviewed."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("MARKER-7f3a9\n")
+    repo.branch("pr").symlink("app/dev/link.txt", str(secret))
+    repo.write("app/.helmignore", "# for developers only\ndev/\n")
+    repo.write("app/values.yaml", "resources: {}\n").commit("a link for developers")
+    report, ctx = review(repo)
+    assert [f for f in report.findings if f.rule in ("unsafe-tree", "not-reviewed")] == []
+    assert all(r.error is None for r in ctx.charts[0].head.values())
+    assert "MARKER-7f3a9" not in report.to_json_text()
+    # Not excluded, the same link is refused as before.
+    repo.checkout("pr").write("app/.helmignore", "# nothing\n").commit("include it")
+    report, _ = review(repo)
+    assert [f.rule for f in report.findings if f.rule == "unsafe-tree"] == ["unsafe-tree"]
+
+
 def test_values_file_that_is_a_list_names_the_file(repo: GitBuilder) -> None:
     repo.branch("pr").write("app/ci/equal-values.yaml", "- a\n- b\n").commit("oops")
     report, _ = review(repo)

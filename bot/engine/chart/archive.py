@@ -80,10 +80,13 @@ def _layer_entries(repo: GitRepo, commit: str, layer: Layer) -> list[tuple[str, 
     """The layer's files, paths relative to its directory, in `ls-tree` order; only that
     directory's trees are read."""
     prefix = layer.directory.rstrip("/") + "/" if layer.directory not in ("", ".") else ""
-    entries = repo.listing_under(commit, layer.directory)
+    # What `keep` leaves out (`.helmignore`) Helm never reads: only what it keeps is checked.
+    entries = {
+        r: e for r, e in repo.listing_under(commit, layer.directory).items() if layer.keep(r)
+    }
     for relative, entry in entries.items():
         check_entry(prefix + relative, entry)
-    return [(r, e) for r, e in entries.items() if e.kind == "blob" and layer.keep(r)]
+    return [(r, e) for r, e in entries.items() if e.kind == "blob"]
 
 
 def _build(

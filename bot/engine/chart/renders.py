@@ -486,7 +486,7 @@ def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
 
 
 def _unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
-    for path in tree.paths(chart_dir):
+    for path in helm_reads(tree, chart_dir):
         entry = tree.entry(path)
         if entry is None:
             continue
@@ -522,9 +522,21 @@ _REFUSED: BoundedCache[tuple[str, str], tuple[str | None]] = BoundedCache(_TREES
 _ESCAPING: BoundedCache[tuple[str, str], dict[str, str]] = BoundedCache(_TREES_KEPT)
 
 
+def helm_reads(tree: GitTree, chart_dir: str) -> list[str]:
+    """The chart's files Helm's loader reads: those its `.helmignore` leaves in. What it names (a
+    symbolic link a chart keeps for its developers, say) Helm never opens, so no check refuses the
+    chart for it."""
+    prefix = dir_prefix(chart_dir)
+    rules = parse_rules((tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
+    paths = tree.paths(chart_dir)
+    if not rules:
+        return list(paths)
+    return [p for p in paths if not ignored(p[len(prefix) :], rules)]
+
+
 def _unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
     found = {}
-    for path in tree.paths(chart_dir):
+    for path in helm_reads(tree, chart_dir):
         if path.rsplit("/", 1)[-1] == SCHEMA_FILE:
             why = schema_escape(tree.text(path) or "")
             if why is not None:

@@ -28,6 +28,11 @@ HEADING = "### Rendered diff"
 # GitHub renders markdown inside <details> only after a blank line that ends the HTML block.
 FOLD = "<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 NO_CHANGE_CHART = "{chart}: no change in the rendered manifests"
+# A chart with profiles that could not be compared has no "no change" to say (issue 38: a chart that
+# rendered on no profile read "no change in the rendered manifests").
+PARTLY_COMPARED_CHART = "{chart}: no change where compared; not compared on {missed} of {total}"
+NOTHING_RENDERED_CHART = "{chart}: not compared, nothing was rendered"
+NOT_COMPARED_CHART = "{chart}: not compared on any profile"
 SAME = "{profiles}: same diff"
 SAID = {
     UNCHANGED: "{profiles}: no change",
@@ -109,10 +114,30 @@ def _markdown(diffs: Sequence[ChartDiff], cap: int, where: str) -> str:
     return "\n\n".join(parts)
 
 
+def unchanged_line(chart: ChartDiff, name: str) -> str | None:
+    """The one line for a chart none of whose profiles changed: "no change" only where every
+    profile was compared; None for a chart with a change."""
+    if chart.changed:
+        return None
+    if not chart.profiles:
+        return NOTHING_RENDERED_CHART.format(chart=name)
+    missed = sum(p.status != UNCHANGED for p in chart.profiles)
+    if not missed:
+        return NO_CHANGE_CHART.format(chart=name)
+    if missed == len(chart.profiles):
+        return NOT_COMPARED_CHART.format(chart=name)
+    total = len(chart.profiles)
+    return PARTLY_COMPARED_CHART.format(
+        chart=name, missed=missed, total=f"{total} {_plural(total, 'profile')}"
+    )
+
+
 def _chart_markdown(chart: ChartDiff, cap: int) -> str:
     name = f"**{code(chart.chart)}**"
-    if not chart.changed:
-        return NO_CHANGE_CHART.format(chart=name)
+    line = unchanged_line(chart, name)
+    if line is not None:
+        said = (_group_markdown(g, cap) for g in groups(chart) if g.status != UNCHANGED)
+        return "\n\n".join([line, *said])
     body = "\n\n".join(_group_markdown(g, cap) for g in groups(chart))
     changed, total = sum(p.status == CHANGED for p in chart.profiles), len(chart.profiles)
     head = f"{name}: {changed} of {total} {_plural(total, 'profile')} changed"
@@ -162,8 +187,14 @@ def diff_plain(report: Report) -> str:
     chart and its profiles; a chart or profile without change is its one `#` line."""
     out = []
     for d in report_diffs(report):
-        if not d.changed:
-            out.append(f"# {NO_CHANGE_CHART.format(chart=d.chart)}\n")
+        line = unchanged_line(d, d.chart)
+        if line is not None:
+            out.append(f"# {line}\n")
+            for g in groups(d):
+                if g.status != UNCHANGED:
+                    names = ", ".join(g.profiles)
+                    said = SAID[g.status].format(profiles=names, note=g.note)
+                    out.append(f"# {d.chart}: {said}\n")
             continue
         for g in groups(d):
             names = ", ".join(g.profiles)

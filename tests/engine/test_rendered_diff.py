@@ -151,6 +151,23 @@ def test_noise_only_changes_show_nothing(repo: GitBuilder) -> None:
     assert "```diff" not in to_markdown(report, REGISTRY.sections())
 
 
+def test_a_chart_that_rendered_on_no_profile_is_not_compared_not_unchanged(
+    repo: GitBuilder,
+) -> None:
+    """Issue 38: a chart that rendered on no profile read "no change in the rendered manifests"."""
+    repo.branch("pr").write("web/templates/broken.yaml", "x: {{ .Values.a.b }}\n").commit("break")
+    report = review(repo)
+    markdown = diff_markdown(report)
+    assert "no change in the rendered manifests" not in markdown
+    assert markdown.startswith(
+        "### Rendered diff\n\n**`web`**: not compared on any profile\n\n"
+        "`aks`, `bm`, `eks`: not compared, it did not render at head"
+    )
+    assert diff_plain(report).startswith(
+        "# web: not compared on any profile\n# web: aks, bm, eks: not compared, it did not render"
+    )
+
+
 def test_the_noise_is_configurable(repo: GitBuilder) -> None:
     """A repository that wants the chart label back empties `ignore_labels`; the other defaults
     stay."""
@@ -387,3 +404,17 @@ def test_two_objects_that_could_each_be_the_other_are_not_paired() -> None:
     diff = chart_diff("web", rendered_diffs(renders(old, new), DiffConfig()))
     assert diff is not None
     assert len(diff.profiles[0].objects) == 4
+
+
+def test_a_chart_compared_on_some_profiles_only_says_which_were_not() -> None:
+    from bot.engine.diff_section import unchanged_line
+    from bot.engine.rendered_diff import NOT_COMPARED, ChartDiff, ProfileDiff
+
+    chart = ChartDiff(
+        "web",
+        (ProfileDiff("aks", UNCHANGED), ProfileDiff("eks", NOT_COMPARED, note="it did not render")),
+    )
+    assert unchanged_line(chart, "web") == (
+        "web: no change where compared; not compared on 1 of 2 profiles"
+    )
+    assert unchanged_line(ChartDiff("web", ()), "web") == "web: not compared, nothing was rendered"

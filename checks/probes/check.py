@@ -28,11 +28,15 @@ from checks.probes.suggest import suggest
 NAME = "probes"
 PORT, ENV_PORT, FORBIDDEN, CHANGED = "probe-port", "env-port", "forbidden-probe", "probe-changed"
 UNDECLARED = "probe-port-undeclared"
+MOVED = "probe-port-moved-undeclared"
 SEVERITY = {
     PORT: Severity.FAILURE,
     # Kubernetes does not require a numeric probe port to be a declared containerPort (the list
     # is informational): an OpenTelemetry collector's health check on 13133 is real and works.
     UNDECLARED: Severity.NOTICE,
+    # But a probe the PR moves off the port its container declares, to a number the container does
+    # not declare, is likelier a slip than a listener nobody wrote down: worth a look, not a block.
+    MOVED: Severity.WARNING,
     ENV_PORT: Severity.WARNING,
     FORBIDDEN: Severity.FAILURE,
     CHANGED: Severity.NOTICE,
@@ -52,6 +56,12 @@ MSG_UNDECLARED = (
     "{subject}: the {kind} probe of {who} checks port {port}, which no containerPort of {who} "
     "declares (declared: {declared}). Kubernetes does not require it, so this is fine if the app "
     "listens on {port}; if it does not, {consequence}."
+)
+TITLE_MOVED = "{subject}: {who} {kind} probe moved from port {was} to undeclared port {port}"
+MSG_MOVED = (
+    "{subject}: the {kind} probe of {who} checked port {was}, which its container declares, and now "
+    "checks {port}, which no containerPort of {who} declares (declared: {declared}). Kubernetes "
+    "accepts it, so this is fine if the app listens on {port}; if it does not, {consequence}."
 )
 TITLE_ENV = "{subject}: {who} listens on {env}={value}? its probes check {probe_ports}"
 MSG_ENV = (
@@ -73,7 +83,10 @@ def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
     forbid = dict(ctx.config.probes.forbid)
     base = {p: _issues(ctx.base, r, forbid) for p, r in chart.base.items()}
-    head = {p: _issues(ctx.head, r, forbid) for p, r in chart.head.items()}
+    head = {
+        p: _issues(ctx.head, r, forbid, _declared_probes(chart.base.get(p)))
+        for p, r in chart.head.items()
+    }
     changed = {
         p: _changes(ctx.head, chart.base[p], r) for p, r in chart.head.items() if p in chart.base
     }
@@ -83,19 +96,42 @@ def run(ctx: ChartContext) -> list[Finding]:
 
 
 def _issues(
-    tree: Tree, rendered: Rendered, forbid: Mapping[str, Sequence[str]]
+    tree: Tree,
+    rendered: Rendered,
+    forbid: Mapping[str, Sequence[str]],
+    was: _WasDeclared | None = None,
 ) -> list[Issue] | None:
+    """The render's issues; `was`: the base's probes on declared ports (for a head render)."""
     if rendered.error is not None:
         return None
     issues: list[Issue] = []
     for doc, _, container in pod_containers(rendered.documents):
         suspect = _suspect(container)
-        issues += [_port_issue(tree, doc, container, suspect, p) for p in suspect.unmatched]
+        issues += [
+            _port_issue(tree, doc, container, suspect, p, was or {}) for p in suspect.unmatched
+        ]
         if suspect.env_unused:
             issues += _env_issues(tree, doc, container, suspect)
         if forbid:
             issues += _forbidden(tree, doc, container, suspect.facts.probes, forbid)
     return issues
+
+
+# (object, container, probe kind) → the declared port the probe checked at base.
+_WasDeclared = Mapping[tuple[str, str, str], "int | str"]
+
+
+def _declared_probes(rendered: Rendered | None) -> _WasDeclared:
+    """The base's probes that checked a port their container declares."""
+    if rendered is None or rendered.error is not None:
+        return {}
+    found: dict[tuple[str, str, str], int | str] = {}
+    for doc, _, container in pod_containers(rendered.documents):
+        known = _suspect(container).facts
+        for probe in known.probes:
+            if probe.port is not None and known.ports.declares(probe.port):
+                found[(doc.key, container.name, probe.kind)] = probe.port
+    return found
 
 
 class _Suspect(NamedTuple):
@@ -137,21 +173,33 @@ def _unmatched(declared: Ports, probe: Probe) -> bool:
 
 
 def _port_issue(
-    tree: Tree, doc: Document, container: Container, suspect: _Suspect, probe: Probe
+    tree: Tree,
+    doc: Document,
+    container: Container,
+    suspect: _Suspect,
+    probe: Probe,
+    was: _WasDeclared,
 ) -> Issue:
     fmt = {"subject": doc.key, "who": container.who, "kind": probe.kind, "port": probe.port}
+    fmt |= {"declared": suspect.facts.ports.describe(), "consequence": CONSEQUENCE[probe.kind]}
     # Only a named port that no containerPort carries cannot work: the kubelet cannot resolve it.
     named = isinstance(probe.port, str)
+    before = None if named else was.get((doc.key, container.name, probe.kind))
+    rule, title, message = (
+        (PORT, TITLE_PORT, MSG_PORT)
+        if named
+        else (UNDECLARED, TITLE_UNDECLARED, MSG_UNDECLARED)
+        if before is None
+        else (MOVED, TITLE_MOVED, MSG_MOVED)
+    )
     return Issue(
-        rule=PORT if named else UNDECLARED,
+        rule=rule,
         subject=doc.key,
         container=container.name,
         detail=f"{probe.kind} port {probe.port}",
-        title=(TITLE_PORT if named else TITLE_UNDECLARED).format(**fmt),
-        message=(MSG_PORT if named else MSG_UNDECLARED).format(
-            declared=suspect.facts.ports.describe(), consequence=CONSEQUENCE[probe.kind], **fmt
-        ),
-        data={"probe": probe.kind, "port": probe.port},
+        title=title.format(was=before, **fmt),
+        message=message.format(was=before, **fmt),
+        data={"probe": probe.kind, "port": probe.port, **({"was": before} if before else {})},
         path=doc.template,
         locate=_locator(tree, doc, container, key_pattern(probe.field)),
     )

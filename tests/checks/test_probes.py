@@ -96,8 +96,8 @@ def test_a_named_probe_port_matching_a_named_container_port_is_fine(tmp_path: Pa
 def test_a_numeric_probe_port_no_container_port_declares_is_a_notice(tmp_path: Path) -> None:
     # Kubernetes does not require it: an OpenTelemetry collector's health check on 13133 works.
     head = files(readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}")
-    found = review_pr(tmp_path, files(readiness="tcpSocket: {port: 8080}"), head, "probes")
-    # the grpc probe on 8080 is fine; the port change needs no notice beside this one
+    found = review_pr(tmp_path, files(readiness=NO_PROBE), head, "probes")
+    # the grpc probe on 8080 is fine
     assert [(f.severity, f.rule, f.data["detail"], f.line) for f in found] == [
         (
             Severity.NOTICE,
@@ -106,6 +106,36 @@ def test_a_numeric_probe_port_no_container_port_declares_is_a_notice(tmp_path: P
             line_of(head, TEMPLATE, "readinessProbe:"),
         ),
     ]
+
+
+def test_a_probe_moved_off_its_declared_port_to_an_undeclared_number_warns(tmp_path: Path) -> None:
+    """Issue 38: a PR moves a probe from the port its container declares to a number none declares;
+    Kubernetes accepts it (not a failure), but it is likelier a slip than a listener."""
+    head = files(readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}")
+    found = review_pr(tmp_path, files(readiness="tcpSocket: {port: 8080}"), head, "probes")
+    # the port change needs no notice beside this one
+    [moved] = found
+    assert (moved.severity, moved.rule, moved.data["detail"], moved.data["was"], moved.line) == (
+        Severity.WARNING,
+        "probe-port-moved-undeclared",
+        "readiness port 9090",
+        8080,
+        line_of(head, TEMPLATE, "readinessProbe:"),
+    )
+    assert moved.message == (
+        f"profiles aks, eks: {JM}: the readiness probe of container jobs-manager checked port "
+        "8080, which its container declares, and now checks 9090, which no containerPort of "
+        "container jobs-manager declares (declared: 8080 (http)). Kubernetes accepts it, so this "
+        "is fine if the app listens on 9090; if it does not, the pod never becomes Ready."
+    )
+    # Already at base, it is no change of the PR's: a notice, folded.
+    env = '- name: MODE\n                  value: "quiet"'
+    again = files(
+        readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}", env=env
+    )
+    [kept] = review_pr(tmp_path / "again", head, again, "probes")
+    assert (kept.severity, kept.rule) == (Severity.NOTICE, "probe-port-undeclared")
+    assert kept.data["preexisting"] is True
 
 
 def test_a_named_probe_port_no_container_port_carries_fails(tmp_path: Path) -> None:

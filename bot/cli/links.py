@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 
 from bot.cli.errors import UsageError
-from bot.cli.open_prs import open_pull_requests
+from bot.cli.open_prs import DEFAULT_DISCOVERY, Discovery, open_pull_requests
 from bot.engine.context import LinkedRepo, OpenPR, RepoResolver
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
@@ -33,10 +34,13 @@ def parse_link(arg: str) -> tuple[str, str, str | None]:
     return name, path, ref or None
 
 
-def local_resolver(links: Mapping[str, tuple[str, str | None]]) -> RepoResolver:
+def local_resolver(
+    links: Mapping[str, tuple[str, str | None]], rules: Discovery = DEFAULT_DISCOVERY
+) -> RepoResolver:
     """Open every linked repository now, so that a wrong path or ref fails before the review starts
-    (UsageError naming the link); the resolver then answers from what was opened."""
-    opened = {name: _open(name, path, ref) for name, (path, ref) in links.items()}
+    (UsageError naming the link); the resolver then answers from what was opened. Their open PRs
+    are found by the review's own `rules` (`--open-pr-max-age`, `--no-open-prs`)."""
+    opened = {name: _open(name, path, ref, rules) for name, (path, ref) in links.items()}
 
     def resolve(name: str) -> LinkedRepo:
         return opened.get(name) or LinkedRepo(name=name, reason=NOT_LINKED)
@@ -44,7 +48,7 @@ def local_resolver(links: Mapping[str, tuple[str, str | None]]) -> RepoResolver:
     return resolve
 
 
-def _open(name: str, path: str, ref: str | None) -> LinkedRepo:
+def _open(name: str, path: str, ref: str | None, rules: Discovery) -> LinkedRepo:
     try:
         repo = GitRepo(path)
     except GitError as exc:
@@ -53,7 +57,8 @@ def _open(name: str, path: str, ref: str | None) -> LinkedRepo:
     if develop is None:
         wanted = ref or "develop, or a default branch"
         raise UsageError(f"--link {name}: {path} has no {wanted}")
-    return LinkedRepo(name=name, git=repo, develop=develop, open_prs=open_prs(repo, develop))
+    found = open_prs(repo, develop, rules)
+    return LinkedRepo(name=name, git=repo, develop=develop, open_prs=found)
 
 
 def _develop(repo: GitRepo, ref: str | None) -> str | None:
@@ -63,7 +68,9 @@ def _develop(repo: GitRepo, ref: str | None) -> str | None:
     return found.sha if found else None
 
 
-def open_prs(repo: GitRepo, develop: str) -> tuple[OpenPR, ...]:
+def open_prs(
+    repo: GitRepo, develop: str, rules: Discovery = DEFAULT_DISCOVERY
+) -> tuple[OpenPR, ...]:
     """The `refs/pull/N/head` still open, by the rules of bot/cli/open_prs.py (no branches: a
     linked repository is read for the files it holds, and need not hold a chart)."""
-    return open_pull_requests(repo, develop)
+    return open_pull_requests(repo, develop, replace(rules, bodies=None))

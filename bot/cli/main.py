@@ -182,7 +182,7 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
     return ReviewInput(
         open_prs=open_prs,
         open_prs_found=found,
-        links=local_resolver(links),
+        links=local_resolver(links, rules),
         pr=PullRequestInfo(
             number=head_number(args.head), title=args.pr_title, body=read_pr_body(args.pr_body)
         ),

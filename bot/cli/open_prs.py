@@ -11,21 +11,26 @@ Discovery, in order of trust:
    b. a subject on develop's first-parent history ends in `(#N)` (GitHub's squash and rebase
       merges) or starts `Merge pull request #N`: merged (conclusive; a squashed head is never an
       ancestor of develop, so a alone would keep every squash-merged PR open forever);
-   c. `refs/pull/N/merge` exists: open (conclusive: GitHub keeps it only while the PR is open and
-      mergeable). It comes after a and b, which cannot be wrong, because a mirror fetched without
-      pruning keeps the merge ref of a PR merged since;
+   c. `refs/pull/N/merge` exists and is fresh (GitHub made it within the max age): open, into
+      the branch its first parent is on: a merge ref whose first parent is not on develop's
+      first-parent line is a PR to another branch (a backport), which is left out. It comes after a
+      and b, which cannot be wrong, and a stale merge ref says nothing, because a mirror fetched
+      without pruning keeps the merge refs of PRs merged years ago;
    d. otherwise open only if its head was committed within the max age (`--open-pr-max-age`,
       default 60 days). This is the one heuristic: an open PR with conflicts has no merge ref
       either, so its absence is not "closed"; a PR closed unmerged leaves no other trace, and
       grows old.
+   Ages are measured from the repository's newest commit among those read (develop's tip, the
+   merge refs, the heads), not from the clock: a mirror snapshot reads the same next month.
    The history read for b is bounded (`MERGED_SUBJECTS` commits): a PR merged before that has a
    head older than any sensible max age, which d then drops (unless a mirror never pruned has
    kept its merge ref for that long).
-3. Without any `refs/pull/*/head`: local branches, then remote-tracking ones that no local branch
-   of the same name shadows. A branch is a candidate only if it is no mainline branch (`NEVER_PRS`,
-   nor a name of the integration branch's tip), is not contained in develop, was committed
-   within the max age, and its diff from its merge base with develop touches a chart (a directory
-   holding a Chart.yaml at develop or at the branch's head).
+3. Without any `refs/pull/*/head`: remote-tracking branches, and local branches that track one
+   (a maintainer's local experiment, pushed nowhere, is no PR), a local branch standing for the
+   remote one it tracks. A branch is a candidate only if it is no mainline branch (`NEVER_PRS`, nor
+   a name of the integration branch's tip), is not contained in develop, was committed within the
+   max age, and its diff from its merge base with develop touches a chart (a directory holding a
+   Chart.yaml at develop or at the branch's head).
 
 `--no-open-prs` turns 2 and 3 off (1 still applies). Each PR found gets a body, for the duplicates
 check's closing keywords: the file `--pr-body-of N=FILE` names, else its branch's commit messages
@@ -80,8 +85,10 @@ class Discovery:
     # needs none), else a PR without one gets its commits' messages.
     bodies: Mapping[int, str] | None = field(default=None)
 
-    def recent(self, date: int) -> bool:
-        now = time.time() if self.now is None else self.now
+    def recent(self, date: int, newest: int = 0) -> bool:
+        """Whether `date` is within the max age of `newest`, the repository's newest commit date
+        read (the clock where none was), unless `now` is given."""
+        now = self.now if self.now is not None else newest or time.time()
         return date >= now - self.max_age_days * _DAY
 
 
@@ -190,14 +197,14 @@ def discover_open_prs(
         with ThreadPoolExecutor(1) as pool:
             # Rule 2b's subjects are read while the refs are listed (a mirror's thousands of refs
             # take git as long); without refs/pull they go unused.
-            subjects = pool.submit(repo.first_parent_subjects, develop_sha, MERGED_SUBJECTS)
+            line = pool.submit(repo.first_parent_line, develop_sha, MERGED_SUBJECTS)
             tips = repo.refs(*_PULLS, *_BRANCHES)
-            heads, mergeable = _pull_refs(tips)
+            heads, merges = _pull_refs(tips)
             # Where refs/pull/*/head exist they alone say which PRs there are, even when every
             # one has merged or closed: the branches are those PRs' heads again (or no PR's), and
             # falling back to them would reopen what rule 2 closed.
             found = _unique_heads(
-                _open_pulls(repo, develop_sha, heads, mergeable, rules, subjects)
+                _open_pulls(repo, develop_sha, heads, merges, rules, line)
                 if heads
                 else _open_branches(repo, develop_sha, tips, rules)
             )
@@ -271,49 +278,56 @@ def open_pull_requests(
     """The open PRs among `refs/pull/*/head` (rule 2 of the module), by number; no branches."""
     if not rules.enabled:
         return ()
-    heads, mergeable = _pull_refs(repo.refs(*_PULLS))
-    return tuple(_open_pulls(repo, develop_sha, heads, mergeable, rules))
+    heads, merges = _pull_refs(repo.refs(*_PULLS))
+    return tuple(_open_pulls(repo, develop_sha, heads, merges, rules))
 
 
-def _pull_refs(tips: Mapping[str, str]) -> tuple[dict[int, str], set[int]]:
-    """The PRs' heads by number, and the numbers that have a merge ref."""
+def _pull_refs(tips: Mapping[str, str]) -> tuple[dict[int, str], dict[int, str]]:
+    """The PRs' heads by number, and their merge refs' commits by number."""
     heads: dict[int, str] = {}
-    mergeable: set[int] = set()
+    merges: dict[int, str] = {}
     for name, sha in tips.items():
         match = PULL_REF_RE.match(name)
         if match is not None and match.group(2) == "head":
             heads[int(match.group(1))] = sha
         elif match is not None:
-            mergeable.add(int(match.group(1)))
-    return heads, mergeable
+            merges[int(match.group(1))] = sha
+    return heads, merges
 
 
 def _open_pulls(
     repo: GitRepo,
     develop_sha: str,
     heads: Mapping[int, str],
-    mergeable: set[int],
+    merges: Mapping[int, str],
     rules: Discovery,
-    subjects: Future[tuple[str, ...]] | None = None,
+    line: Future[tuple[tuple[str, str], ...]] | None = None,
 ) -> list[OpenPR]:
     """Rule 2 of the module, a to d, for every PR at once. A PR is open when no rule closes it,
     so each costly rule is asked only of the PRs the cheaper ones leave open: of a mirror's
-    thousands of heads, mostly squash-merged (b), the heads' dates are read for those without a
-    merge ref (d), and history is walked (a) for about as many as are open. Rule a's answer is
-    the claims' fork points (one `rev-list`, remembered), so that walk is not done twice."""
+    thousands of heads, mostly squash-merged (b), the merge refs' commits and the heads' dates are
+    read for those left (c, d), and history is walked (a) for about as many as are open. Rule a's
+    answer is the claims' fork points (one `rev-list`, remembered), so that walk is not done
+    twice."""
     if not heads:
         return []
     said = (
-        subjects.result()
-        if subjects is not None
-        else repo.first_parent_subjects(develop_sha, MERGED_SUBJECTS)
+        line.result() if line is not None else repo.first_parent_line(develop_sha, MERGED_SUBJECTS)
     )
-    squashed = _merged_numbers(said)
+    squashed = _merged_numbers(subject for _, subject in said)
     unmerged = {n: sha for n, sha in sorted(heads.items()) if n not in squashed}
-    dates = repo.commit_dates([sha for n, sha in unmerged.items() if n not in mergeable])
-    left = {
-        n: sha for n, sha in unmerged.items() if n in mergeable or rules.recent(dates.get(sha, 0))
-    }
+    merge_commits = repo.first_parents([merges[n] for n in unmerged if n in merges])
+    dates = repo.commit_dates([develop_sha, *(sha for n, sha in unmerged.items())])
+    newest = max([*dates.values(), *(d for _, d in merge_commits.values())], default=0)
+    on_line = {sha for sha, _ in said}
+    left = {}
+    for number, sha in unmerged.items():
+        merge = merge_commits.get(merges.get(number, ""))
+        fresh = merge is not None and rules.recent(merge[1], newest)
+        if fresh and merge is not None and merge[0] not in on_line:
+            continue  # c: a PR into another branch
+        if fresh or rules.recent(dates.get(sha, 0), newest):
+            left[number] = sha
     points = repo.fork_points(develop_sha, list(left.values()))
     return [
         OpenPR(number=number, head=sha)
@@ -329,16 +343,21 @@ def _merged_numbers(subjects: Iterable[str]) -> set[int]:
 def _open_branches(
     repo: GitRepo, develop_sha: str, tips: Mapping[str, str], rules: Discovery
 ) -> list[OpenPR]:
-    branches = _branches(tips)
+    branches = _branches(tips, repo.upstreams())
     # The integration branch under whatever name it has (a configured `develop:`, or `origin/x`
     # ahead of a local `x`): every name of develop's tip.
-    mainline = NEVER_PRS | {ref for ref, _, sha in branches if sha == develop_sha}
+    mainline = NEVER_PRS | {
+        _short(name, 2 if _local(name) else 3)
+        for name, sha in tips.items()
+        if sha == develop_sha and name.startswith(_BRANCHES)
+    }
     contained = repo.refs(*_BRANCHES, merged_into=develop_sha)
-    dates = repo.commit_dates([sha for _, _, sha in branches])
+    dates = repo.commit_dates([develop_sha, *(sha for _, _, sha in branches)])
+    newest = max(dates.values(), default=0)
     candidates = [
         (ref, sha)
         for ref, name, sha in branches
-        if ref not in mainline and name not in contained and rules.recent(dates.get(sha, 0))
+        if ref not in mainline and name not in contained and rules.recent(dates.get(sha, 0), newest)
     ]
     if not candidates:
         return []
@@ -350,10 +369,17 @@ def _open_branches(
     ]
 
 
-def _branches(tips: Mapping[str, str]) -> list[tuple[str, str, str]]:
-    """(branch, ref name, tip): local branches, then remote-tracking ones not shadowed by a local
-    branch of the same name."""
-    found = [(_short(name, 2), name, tip) for name, tip in sorted(tips.items()) if _local(name)]
+def _branches(tips: Mapping[str, str], upstreams: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(branch, ref name, tip): local branches that track a remote branch other than a mainline
+    one (the local tip stands for it), then remote-tracking ones that no such local branch
+    shadows. A local branch tracking nothing, or tracking develop itself, is the maintainer's own
+    work, which no PR shows yet."""
+    found = []
+    for name, tip in sorted(tips.items()):
+        upstream = upstreams.get(name, "")
+        tracked = upstream.startswith("refs/remotes/") and _short(upstream, 3) not in NEVER_PRS
+        if _local(name) and tracked:
+            found.append((_short(name, 2), name, tip))
     names = {ref for ref, _, _ in found}
     for name, tip in sorted(tips.items()):
         if name.startswith("refs/remotes/"):

@@ -91,3 +91,15 @@ def test_a_closed_pr_alone_is_no_duplicate(github: FakeGitHub, git: GitBuilder) 
     github.update_pull(github.state.pulls[(REPO, 2)], body="Adds a note.")
     run = app_review(github, git)
     assert (run.conclusion, run.text) == ("success", None)
+
+
+def test_a_backport_to_another_branch_is_no_duplicate(github: FakeGitHub, git: GitBuilder) -> None:
+    """Found on a public repository (issue 38): the same fix backported to a release branch was
+    said to duplicate the PR into develop. The App knows each PR's base: only PRs into the same
+    branch are compared; the same PR twice (one head) is one change."""
+    add_pulls(github, git)
+    git.branch("release-1.x", "develop").write("app/r.txt", "r\n").commit("release moves")
+    git.checkout("develop")
+    github.update_pull(github.state.pulls[(REPO, 2)], base_ref="release-1.x")
+    run = app_review(github, git)
+    assert (run.conclusion, run.text) == ("success", None)

@@ -98,6 +98,9 @@ def test_an_old_pr_without_merge_ref_is_closed_and_a_recent_one_open(g: GitBuild
     pr_branch(g, "conflicted", "replicas: 3\n", days_ago=10).pull_ref(7, "conflicted")
     assert discovered(g) == [(7, "")]
     assert discovered(g, rules=Discovery(max_age_days=OLD + 1)) == [(6, ""), (7, "")]
+    # Ages are measured from the newest commit read, not the clock: #7's is the newest here.
+    assert discovered(g, rules=Discovery(max_age_days=5)) == [(7, "")]
+    commit(g.write("README.md", "moved on\n"), "develop moves on")
     assert discovered(g, rules=Discovery(max_age_days=5)) == []
 
 
@@ -168,7 +171,74 @@ def test_a_linked_repository_follows_the_same_rules(g: GitBuilder) -> None:
     assert links.open_prs(repo, g.sha("develop")) == (OpenPR(3, g.sha("open")),)
 
 
+def test_a_stale_merge_ref_says_nothing_and_ages_follow_the_repository(g: GitBuilder) -> None:
+    """Issue 38: a mirror fetched without pruning keeps merge refs of PRs merged in 2016. A merge
+    ref counts only while fresh; and ages are measured from the repository's newest commit, so a
+    snapshot of it reads the same next month."""
+    pr_branch(g, "old", "replicas: 2\n", days_ago=OLD).pull_ref(1, "old")
+    date = f"@{int(time.time()) - OLD * DAY} +0000"
+    with mock.patch.dict(os.environ, {"GIT_COMMITTER_DATE": date}):
+        merge_ref(g, 1)
+    pr_branch(g, "open", "replicas: 3\n", days_ago=1).pull_ref(2, "open")
+    merge_ref(g, 2)
+    assert discovered(g) == [(2, "")]
+    a_year_on = Discovery(now=time.time() + 365 * DAY)
+    assert discovered(g, rules=a_year_on) == []  # the clock, given, does move them
+    assert discovered(g) == [(2, "")]  # the repository's own clock does not
+
+
+def test_a_pr_into_another_branch_is_left_out(g: GitBuilder) -> None:
+    """A backport: its merge ref's first parent is on the release branch, not on develop."""
+    g.branch("release-1.x", "develop").write("README.md", "release\n")
+    commit(g, "release moves").checkout("develop")
+    g.branch("backport", "release-1.x").write("app/values.yaml", "replicas: 4\n")
+    commit(g, "backport").checkout("develop").pull_ref(3, "backport")
+    head = g.sha("refs/pull/3/head")
+    tree = g.run_git("rev-parse", f"{head}^{{tree}}")
+    merge = g.run_git("commit-tree", tree, "-p", g.sha("release-1.x"), "-p", head, "-m", "Merge")
+    g.run_git("update-ref", "refs/pull/3/merge", merge)
+    pr_branch(g, "into-develop", "replicas: 5\n").pull_ref(4, "into-develop")
+    merge_ref(g, 4)
+    assert discovered(g) == [(4, "")]
+
+
+def test_a_linked_repository_s_open_prs_follow_the_review_s_max_age(g: GitBuilder) -> None:
+    """Issue 38: `--open-pr-max-age` applies to linked repositories' open PRs too."""
+    pr_branch(g, "abandoned", "replicas: 2\n", days_ago=OLD).pull_ref(1, "abandoned")
+    pr_branch(g, "open", "replicas: 4\n").pull_ref(3, "open")
+    link = {"acme/docs": (str(g.path), None)}
+    default = links.local_resolver(link)("acme/docs")
+    assert [pr.number for pr in default.open_prs] == [3]
+    older = links.local_resolver(link, Discovery(max_age_days=OLD + 1))("acme/docs")
+    assert [pr.number for pr in older.open_prs] == [1, 3]
+    assert links.local_resolver(link, Discovery(enabled=False))("acme/docs").open_prs == ()
+
+
 # -- branches, without refs/pull -------------------------------------------------------------------
+
+
+def pushed(g: GitBuilder, *names: str) -> GitBuilder:
+    """Each branch as a remote-tracking branch too, which the local one tracks."""
+    if "origin" not in g.run_git("remote").split():
+        g.run_git("remote", "add", "origin", "https://github.com/acme/charts.git")
+    for name in names:
+        g.run_git("update-ref", f"refs/remotes/origin/{name}", g.sha(name))
+        g.run_git("config", f"branch.{name}.remote", "origin")
+        g.run_git("config", f"branch.{name}.merge", f"refs/heads/{name}")
+    return g
+
+
+def test_a_local_branch_pushed_nowhere_is_no_pr(g: GitBuilder) -> None:
+    """Issue 38: the command line counted a maintainer's local experiment branches as open PRs.
+    Only remote-tracking branches, and local branches tracking one, are."""
+    pr_branch(g, "experiment", "replicas: 2\n")
+    pr_branch(g, "feature", "replicas: 3\n")
+    pr_branch(g, "off-develop", "replicas: 4\n")
+    pushed(g, "feature")
+    g.run_git("config", "branch.off-develop.remote", "origin")
+    g.run_git("config", "branch.off-develop.merge", "refs/heads/develop")
+    g.run_git("update-ref", "refs/remotes/origin/develop", g.sha("develop"))
+    assert discovered(g) == [(0, "feature")]
 
 
 def test_branches_must_be_unmerged_recent_and_touch_a_chart(g: GitBuilder) -> None:
@@ -178,6 +248,7 @@ def test_branches_must_be_unmerged_recent_and_touch_a_chart(g: GitBuilder) -> No
     commit(g, "docs only").checkout("develop")
     pr_branch(g, "gh-pages", "replicas: 4\n")  # a chart change, a recent head, but a site branch
     pr_branch(g, "merged", "replicas: 5\n").merge("merged")
+    pushed(g, "feature", "stale", "docs", "gh-pages", "merged")
     assert discovered(g) == [(0, "feature")]
 
 
@@ -186,7 +257,7 @@ def test_a_new_chart_on_a_branch_touches_a_chart(g: GitBuilder) -> None:
     for path, text in chart_files("web", "web").items():
         g.write(path, text)
     commit(g, "web 1.0.0").checkout("develop")
-    assert discovered(g) == [(0, "new-chart")]
+    assert discovered(pushed(g, "new-chart")) == [(0, "new-chart")]
 
 
 def test_the_integration_branch_is_never_a_pr_under_any_name(g: GitBuilder) -> None:

@@ -188,6 +188,9 @@ def test_cli_defaults_to_the_default_branch(
     g.branch("feature").write("client/values.yaml", "replicas: 2\n").commit("change").checkout(
         "main"
     )
+    # A branch counts as an open PR once it is on the remote (a local one alone is nobody's PR).
+    g.run_git("update-ref", "refs/remotes/origin/feature", g.sha("feature"))
+    g.run_git("branch", "-D", "feature")
     assert versions("--repo", str(g.path), "--format", "json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["develop"] == g.sha("main")

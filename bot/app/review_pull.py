@@ -122,6 +122,7 @@ def _review(
     others = tuple(p.open_pr() for p in open_prs if p.number != pr.number)
     inp = ReviewInput(
         base=target,
+        base_name=pr.base_ref,
         head=pr.head_sha,
         open_prs=others,
         pr=PullRequestInfo(number=pr.number, title=pr.title, body=pr.body),

@@ -120,6 +120,7 @@ def _review_input(
         # As the App: what may be read elsewhere is the config's at base (a PR cannot widen it).
         links=run.links(pr.private, config.links),
         base=target,
+        base_name=run.pr.base_ref,
         head=pr.head_sha,
         open_prs=other_open_prs(run.git, pr, open_prs),
         pr=PullRequestInfo(number=pr.number, title=pr.title, body=pr.body),

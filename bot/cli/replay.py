@@ -120,10 +120,13 @@ def review_change(
     values: ValuesOverride = NO_OVERRIDE,
     offline: bool = False,
     rendered_diff: bool = True,
+    base_name: str | None = None,
 ) -> ReplayRow:
+    """`base_name`: the replayed branch's name, for messages (each change's base is a commit)."""
     started = time.perf_counter()
     inp = ReviewInput(
         base=change.base,
+        base_name=base_name,
         head=change.head,
         develop=change.base,
         charts=charts,
@@ -150,6 +153,7 @@ def reviewed_in_order(
     values: ValuesOverride = NO_OVERRIDE,
     offline: bool = False,
     rendered_diff: bool = True,
+    base_name: str | None = None,
 ) -> Iterator[ReplayRow]:
     """Each change's row, in the order of `changes`, with the next ones already under way. A row's
     `seconds` is its review's wall clock, which overlaps its neighbours'. `rendered_diff`: whether
@@ -157,7 +161,9 @@ def reviewed_in_order(
     with ThreadPoolExecutor(CHANGES_AT_ONCE, thread_name_prefix="replay") as pool:
         window: deque[Future[ReplayRow]] = deque()
         for change in changes:
-            review = partial(review_change, engine, change, charts, values, offline, rendered_diff)
+            review = partial(
+                review_change, engine, change, charts, values, offline, rendered_diff, base_name
+            )
             window.append(pool.submit(review))
             if len(window) > CHANGES_AT_ONCE + CHANGES_QUEUED:
                 yield window.popleft().result()
@@ -195,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
     rows: list[ReplayRow] = []
     skipped = 0
     as_json = args.format == "json"
-    for row in reviewed_in_order(engine, changes, charts, values, args.offline, as_json):
+    replayed = reviewed_in_order(engine, changes, charts, values, args.offline, as_json, branch)
+    for row in replayed:
         if row.report is not None and not row.report.charts:
             skipped += 1  # a path of a chart's, but no chart there to review (ct excludes it)
             continue

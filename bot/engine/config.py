@@ -62,8 +62,16 @@ class CheckConfig(_Strict):
     severity: SeverityName | dict[str, SeverityName] | None = None
 
 
+BumpMode = Literal["per-change", "at-release"]
+
+
 class VersionConfig(CheckConfig):
     ignore: list[str] = Field(default_factory=list)
+    # Whether a PR that changes a chart must bump its version: what the repository declares, read
+    # before anything is learned (bot/versions/policy.py). One mode, or one per chart path glob.
+    bump: BumpMode | dict[str, BumpMode] | None = Field(
+        default=None, description="`per-change` or `at-release`, or a map of chart globs to them"
+    )
 
 
 class ProbesConfig(CheckConfig):

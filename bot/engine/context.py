@@ -167,6 +167,10 @@ class Context:
     links: RepoResolver = no_links
     release_name: str = "release"
     namespace: str = "default"
+    # How messages name the target branch and the integration branch (`main`, `develop`): the
+    # branches actually used, never a name the repository does not have.
+    target_name: str = "the target branch"
+    develop_name: str = "develop"
     # Other open PRs' renders (head sha → their renders of charts under review that they touch,
     # measured from this review's base): bot/engine/other_renders.py says which.
     other_renders: Mapping[str, tuple[ChartRenders, ...]] = field(default_factory=dict)

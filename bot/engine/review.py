@@ -41,8 +41,9 @@ from bot.engine.report import (
     Severity,
     sort_findings,
 )
+from bot.engine.rivals import branch_name, comparable_prs
 from bot.errors import ChartReviewError
-from bot.git.objects import ChangedFile, Commit
+from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import Capabilities
@@ -93,6 +94,9 @@ class ReviewInput:
     rendered_diff: bool = True
     # Told (charts done, charts in all, the chart just rendered) as a long review goes.
     progress: Callable[[int, int, str], None] | None = None
+    # The branch `base` names, where `base` is a commit (the App, the Action, a replay): how
+    # messages name it. None: `base` itself, unless it is a commit id.
+    base_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class _GitFacts:
     changes: tuple[ChangedFile, ...]
     commits: Future[tuple[Commit, ...]] | None
     ct: CtConfig = NO_CT  # the repository's chart-testing policy, at the target
+    develop_name: str | None = None  # the integration branch's name, where it was found by one
 
 
 @dataclass
@@ -162,13 +167,13 @@ class Engine:
         config: Config,
         known: dict[str, str | None],
         ct: CtConfig = NO_CT,
-    ) -> str | None:
-        """The integration branch's commit: the one asked for, which must exist, else the one
-        bot/git/refs.py names."""
+    ) -> tuple[str | None, str | None]:
+        """The integration branch's commit and name: the one asked for, which must exist, else
+        the one bot/git/refs.py names."""
         if requested:
-            return self._known(known, requested, "--develop")
+            return self._known(known, requested, "--develop"), requested
         found = integration_branch(self.repo, config.develop, known, target_refs=ct.target_refs)
-        return found.sha if found else None
+        return (found.sha, found.name) if found else (None, None)
 
     def _git_facts(self, inp: ReviewInput) -> _GitFacts:
         # One git call for every ref the review may need: each subprocess costs a millisecond.
@@ -187,11 +192,13 @@ class Engine:
         config = self.load_config(target, inp.config_path)
         ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
         merge_base, commits = self._fork(target, head, merge_base_f, listed_f)
-        develop = self._develop(inp.develop, config, known, ct)
+        develop, develop_name = self._develop(inp.develop, config, known, ct)
         changes = changes_f.result()
         if changes is None:  # no merge base, or several: measured against the one chosen above
             changes = self.repo.changes(merge_base, head)
-        return _GitFacts(target, head, merge_base, config, develop, changes, commits, ct)
+        return _GitFacts(
+            target, head, merge_base, config, develop, changes, commits, ct, develop_name
+        )
 
     def _fork(
         self,
@@ -259,6 +266,13 @@ class Engine:
         # the charts come back in the order of `dirs`.
         starts = (partial(start_chart, s, settings) for s in sources)
 
+        target_name = branch_label(inp.base_name or inp.base)
+        develop_name = (
+            target_name
+            if known.develop in (None, target)
+            else branch_label(known.develop_name or "the integration branch")
+        )
+
         def context(others: tuple[OpenPR, ...]) -> Context:
             commits = known.commits
             return Context(
@@ -270,11 +284,13 @@ class Engine:
                 develop=self.repo.tree(known.develop) if known.develop else None,
                 changes=known.changes,
                 charts=(),
-                open_prs=others,
+                open_prs=comparable_prs(self.repo, target, target_name, head, others),
                 pr=inp.pr if commits is None else replace(inp.pr, commits=commits.result()),
                 links=inp.links,
                 release_name=release,
                 namespace=namespace,
+                target_name=target_name,
+                develop_name=develop_name,
             )
 
         run = ChartsChecked(
@@ -390,6 +406,12 @@ def _read_ahead(
     if others:
         read_ahead(repo, target, others, charts)
     return others
+
+
+def branch_label(ref: str) -> str:
+    """How messages name a branch given as a ref: `main` for `origin/main` or
+    `refs/heads/main`; a commit id names no branch."""
+    return "the target branch" if OBJECT_ID_RE.fullmatch(ref) else branch_name(ref)
 
 
 def _check_profiles_exist(requested: Sequence[str], present: set[str], any_chart: bool) -> None:

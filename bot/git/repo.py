@@ -64,6 +64,7 @@ class GitRepo:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
+        self._git_dir: Path | None = None
         self._roots: BoundedCache[str, str] = BoundedCache(_ROOTS)
         # (commit, directory) → the directory's tree id, "" where it has none.
         self._dirs: BoundedCache[tuple[str, str], str] = BoundedCache(_ROOTS)
@@ -306,6 +307,81 @@ class GitRepo:
             "for-each-ref", *merged, "--format=%(objectname) %(refname)", "--", *patterns
         )
         return {name: sha for sha, name in (line.split(" ", 1) for line in out.splitlines())}
+
+    def tag_commits(
+        self, *patterns: str, merged_into: str | None = None, newest: int | None = None
+    ) -> list[tuple[str, str]]:
+        """(tag name, the commit it points at) for the tags matching `patterns` (globs under
+        `refs/tags/`), newest first by creation date; with `merged_into`, only those that commit
+        contains; with `newest`, at most that many."""
+        merged = [f"--merged={merged_into}"] if merged_into else []
+        count = [f"--count={newest}"] if newest else []
+        out = self._out(
+            "for-each-ref",
+            *merged,
+            *count,
+            "--sort=-creatordate",
+            "--format=%(objectname) %(*objectname) %(refname:lstrip=2)",
+            "--",
+            *(f"refs/tags/{p}" for p in patterns),
+        )
+        found = []
+        for line in out.splitlines():
+            sha, peeled, name = line.split(" ", 2)
+            found.append((name, peeled or sha))
+        return found
+
+    def first_parents(self, shas: Sequence[str]) -> dict[str, tuple[str | None, int]]:
+        """Each commit's first parent (None for a root) and committer date, read through the
+        long-lived `cat-file`; an object that is no commit is left out."""
+        wanted = [sha for sha in dict.fromkeys(shas) if OBJECT_ID_RE.fullmatch(sha)]
+        with self._lock:
+            objects = self._read_objects(wanted)
+        found = {}
+        for sha, (_, kind, data) in zip(wanted, objects, strict=True):
+            if kind == "commit":
+                header = data.partition(b"\n\n")[0]
+                parent = next(
+                    (ln[7:].decode() for ln in header.split(b"\n") if ln.startswith(b"parent ")),
+                    None,
+                )
+                found[sha] = (parent, _committer_date(data))
+        return found
+
+    def upstreams(self) -> dict[str, str]:
+        """Local branch ref → the ref it tracks (`refs/remotes/origin/x`), for those that do."""
+        out = self._out("for-each-ref", "--format=%(refname)%00%(upstream)", "refs/heads")
+        pairs = (line.split("\0", 1) for line in out.splitlines() if "\0" in line)
+        return {ref: upstream for ref, upstream in pairs if upstream}
+
+    def object_sizes(self, names: list[str]) -> list[int | None]:
+        """Each object's size in bytes (`<commit>:<path>` names a blob), None where there is none:
+        asked before a blob that may be large is read."""
+        plain = ["" if "\n" in n or "\0" in n else n for n in names]
+        with self._lock:
+            batch = self._batch_process()
+            assert batch.stdin is not None and batch.stdout is not None
+            asked = [n for n in plain if n]
+            sizes: list[int | None] = []
+            for chunk, request in _requests(b"info", asked):
+                batch.stdin.write(request)
+                batch.stdin.flush()
+                for _ in chunk:
+                    header = _found(batch.stdout.readline())
+                    sizes.append(int(header[2]) if header is not None else None)
+        it = iter(sizes)
+        return [next(it) if n else None for n in plain]
+
+    def shallow_commits(self) -> frozenset[str]:
+        """The commits whose parents a shallow clone does not have (none in a full one), read
+        from git's `shallow` file at each call: a fetch may deepen the clone at any time."""
+        if self._git_dir is None:
+            found = Path(self._out("rev-parse", "--git-dir").strip())
+            self._git_dir = found if found.is_absolute() else self.path / found
+        try:
+            return frozenset((self._git_dir / "shallow").read_text().split())
+        except OSError:
+            return frozenset()
 
     def commit_dates(self, shas: Sequence[str]) -> dict[str, int]:
         """Each commit's committer date (seconds since the epoch), 0 for an object that is no

@@ -1,44 +1,69 @@
-"""Whether this repository bumps a chart's version in every PR that changes the chart, learned from
-its integration branch before a missing bump is called a failure.
+"""What the integration branch's history says about bumping a chart's version, for a repository
+that declares nothing (bot/versions/policy.py reads what it declares first).
 
-Many chart repositories do not: their PRs change content and a release commit moves the version
-later (`chore(release): publish 41.3.0`), or the version in git is a placeholder (`0.0.0`) that the
-release pipeline stamps. Demanding a bump there fails every PR for nothing. So the recent changes
-to the chart on the integration branch's first-parent history (where each PR is one commit,
-however it was merged) are counted: a missing bump is enforced where at least half of them bumped
-the chart, and where there is too little history to tell and what there is does not say otherwise
-(today's rule, said so); elsewhere it is a notice that says why. The repository's `ct.yaml`
-saying `check-version-increment: false` settles it without history."""
+The chart's recent changes on the branch's first-parent history (where each PR is one commit,
+however it was merged) are read oldest to newest. Each is a *content change*, which bumped the
+version itself or not, or a *release commit*: one that moved the version and nothing a release
+ships (`Chart.yaml` and the changelog), or one whose subject says it is a release (`chore: kong
+chart 3.4.1 release`). Release commits are no evidence that PRs bump; they are evidence that
+versions move at release.
+
+The verdict is walked along that history, each change moving it at most one level, and only when
+the last WINDOW content changes lean past even by MARGIN changes: from the default (a bump is
+expected, a warning) down to "bumps at release" (a notice) once MARGIN more did not bump than did,
+up again once MARGIN more did; up to "bumps per change" (a failure) only when every one of at
+least UNANIMOUS recent content changes bumped and no release commit moved the version, down again
+once MARGIN of them did not. So the verdict of two consecutive PRs differs by one level at most,
+and never on one vote.
+
+History that is cut short (a shallow clone) is said, and not learned from; too little history is
+the default, unless the chart was never released (no practice to learn: a notice)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from bot.engine.chart.files import (
     HELMIGNORE,
-    ChartMeta,
     chart_file,
     content_paths,
     in_chart,
     read_chart_meta,
 )
-from bot.engine.ct_config import CtConfig
 from bot.git.history import LogEntry
 from bot.git.objects import GitView, Tree
 from bot.lru import BoundedCache
+from bot.versions.rule import Basis, BumpRule, Level
 from bot.versions.semver import parse_version
 
-# How many recent changes to the chart are counted, how deep the first-parent history is read to
-# find them (one `git log` of the chart's directory per chart), and how many make evidence. Fewer than that and the default rule (bump every change) stands.
-RECENT_CHANGES = 20
+# How many recent content changes make the window the verdict reads, how many are walked through
+# to reach it, how deep the first-parent history is read to find them (one `git log` of the
+# chart's directory per chart), and the evidence's thresholds.
+WINDOW = 20
+WALKED = 2 * WINDOW
+RECENT_CHANGES = WINDOW
 HISTORY_DEPTH = 1000
 MIN_EVIDENCE = 3
+MARGIN = 2
+UNANIMOUS = 10
 # Versions that mean "not versioned here": Helm's `helm create` default and the zeros a release
 # pipeline overwrites. A chart whose version stayed at one through its history is stamped later.
 PLACEHOLDERS = frozenset({"0.0.0", "0.0.1", "0.1.0"})
+# A subject that names a release with its version: `chore(release): publish 41.3.0`, `Release
+# v0.34.1 preparation`, `chore: kong chart 3.4.1 release`, `chore(release): 2.1.0`; not `update
+# helm release x to v2` (a dependency) nor `fix: release-name template`. Read on the subject's
+# first SUBJECT_CHARS characters, so a crafted subject costs nothing.
+RELEASE_SUBJECT_RE = re.compile(
+    r"^(?:[a-z]+(?:\([^)]{0,40}\))?!?:\s*)?(?:\[[^\]]{0,40}\]\s*)?"
+    r"(?:release|publish|prepare|preparing|cut)\b[^\n]{0,60}?\bv?\d+\.\d+\.\d+"
+    r"|\bv?\d+\.\d+\.\d+\S{0,20}\s+release\b"
+    r"|^[a-z]+\(release\)!?:\s*v?\d+\.\d+\.\d+",
+    re.IGNORECASE,
+)
+SUBJECT_CHARS = 200
 
 # How many charts' practices at one tip are read from their own directory's history; past them,
 # one log of the whole tree serves every chart.
@@ -49,7 +74,7 @@ _LOGS: BoundedCache[tuple[str, str | None], tuple[LogEntry, ...]] = BoundedCache
     8 * HISTORY_DEPTH, lambda log: 1 + len(log)
 )
 _ASKED: BoundedCache[str, int] = BoundedCache(64)
-_PRACTICES: BoundedCache[tuple[str, str, tuple[str, ...]], Practice] = BoundedCache(256)
+_LEARNED: BoundedCache[tuple[str, str, tuple[str, ...], bool, bool], BumpRule] = BoundedCache(256)
 
 
 @runtime_checkable
@@ -62,83 +87,7 @@ class FirstParentHistory(Protocol):
         self, rev: str, since: int | None = None, max_count: int | None = None
     ) -> list[LogEntry]: ...
 
-
-class Basis(StrEnum):
-    """Why a missing bump is enforced or not; the value goes into the finding's data."""
-
-    BUMPS = "bumps-per-change"  # at least half of the recent changes bumped: enforced
-    TOO_FEW = "too-few-changes"  # not enough history to learn from: enforced, as by default
-    NO_HISTORY = "no-history"  # the view has no history: enforced, as by default
-    RELEASES = "bumps-at-release"  # most recent changes did not bump: not enforced
-    PLACEHOLDER = "placeholder-version"  # the version never moved: not enforced
-    CT_OFF = "ct-check-version-increment-off"  # ct.yaml says so: not enforced
-
-
-ENFORCED = frozenset({Basis.BUMPS, Basis.TOO_FEW, Basis.NO_HISTORY})
-
-
-@dataclass(frozen=True)
-class Practice:
-    basis: Basis
-    changes: int = 0  # recent changes to the chart's content on the branch
-    bumped: int = 0  # those that also changed its version
-    version: str | None = None  # the version that stayed put (placeholder)
-    source: str | None = None  # the ct config file that decided
-
-    @property
-    def enforced(self) -> bool:
-        return self.basis in ENFORCED
-
-    def figure(self, branch: str) -> str:
-        recent = "recent change" if self.changes == 1 else "recent changes"
-        return (
-            f"{self.bumped} of {self.changes} {recent} to this chart on {branch} bumped its version"
-        )
-
-    def reason(self, branch: str) -> str:
-        """One sentence for the finding: what the repository does, and so what is expected."""
-        if self.basis is Basis.BUMPS:
-            return f"This repository bumps per change: {self.figure(branch)}."
-        if self.basis is Basis.TOO_FEW:
-            earlier = "earlier change" if self.changes == 1 else "earlier changes"
-            return (
-                f"{branch} has only {self.changes} {earlier} to this chart to learn the "
-                "repository's practice from, so a bump is expected as by default."
-            )
-        if self.basis is Basis.RELEASES:
-            return (
-                f"Not enforced: only {self.figure(branch)}, so this repository moves the version "
-                "at release rather than in each PR."
-            )
-        if self.basis is Basis.PLACEHOLDER:
-            return (
-                f"Not enforced: the version is a placeholder, {self.version} through the last "
-                f"{self.changes} changes to this chart on {branch}, stamped at release."
-            )
-        if self.basis is Basis.CT_OFF:
-            return f"Not enforced: `{self.source}` sets `check-version-increment: false`."
-        return ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "basis": str(self.basis),
-            "enforced": self.enforced,
-            "changes": self.changes,
-            "bumped": self.bumped,
-        }
-
-
-def chart_practice(
-    git: GitView, tip: Tree, chart_path: str, ignore: Sequence[str], ct: CtConfig
-) -> Practice:
-    """The practice for the chart at `chart_path`, from the history of the branch at `tip`;
-    remembered per (tip, chart, ignore globs), which fix the answer."""
-    if not ct.check_version_increment:
-        return Practice(Basis.CT_OFF, source=ct.source)
-    if not isinstance(git, FirstParentHistory):
-        return Practice(Basis.NO_HISTORY)
-    key = (tip.commit, chart_path, tuple(ignore))
-    return _PRACTICES.get_or_make(key, lambda: _learn(git, git, tip, chart_path, ignore))
+    def shallow_commits(self) -> frozenset[str]: ...
 
 
 @dataclass(frozen=True)
@@ -148,11 +97,50 @@ class _Change:
     before: str | None = None  # the chart's version before it; None: the chart was new
     after: str | None = None
 
+    @property
+    def bumped(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def release(self) -> bool:
+        """It moved the version at release: nothing else, or a subject that says so."""
+        return self.bumped and (
+            not self.content or bool(RELEASE_SUBJECT_RE.search(self.entry.subject[:SUBJECT_CHARS]))
+        )
+
+    @property
+    def vote(self) -> bool:
+        """A content change that counts as evidence of how PRs version the chart."""
+        return self.content and not self.release
+
+
+def learned_rule(
+    git: GitView, tip: Tree, chart_path: str, ignore: Sequence[str], released: bool, branch: str
+) -> BumpRule:
+    """The rule the history of the branch at `tip` shows for the chart at `chart_path`;
+    `released`: whether the repository shows any release of the chart. Remembered per (tip,
+    chart, ignore globs, released), which fix the answer."""
+    if not isinstance(git, FirstParentHistory):
+        return _say(Level.EXPECTED, Basis.NO_HISTORY, branch)
+    # A commit id fixes the history behind it, unless the clone holding it is shallow.
+    key = (tip.commit, chart_path, tuple(ignore), released, bool(git.shallow_commits()))
+    return _LEARNED.get_or_make(
+        key, lambda: _learn(git, git, tip, chart_path, ignore, released, branch)
+    )
+
 
 def _learn(
-    git: GitView, history: FirstParentHistory, tip: Tree, chart_path: str, ignore: Sequence[str]
-) -> Practice:
-    log = _history(history, tip.commit, chart_path)
+    git: GitView,
+    history: FirstParentHistory,
+    tip: Tree,
+    chart_path: str,
+    ignore: Sequence[str],
+    released: bool,
+    branch: str,
+) -> BumpRule:
+    log = chart_history(history, tip.commit, chart_path)
+    if _cut_short(history, log):
+        return _say(Level.EXPECTED, Basis.HISTORY_CUT, branch)
     helmignore = tip.text(HELMIGNORE if chart_path == "." else f"{chart_path}/{HELMIGNORE}")
     recent = []
     for entry in log:
@@ -161,25 +149,33 @@ def _learn(
             recent.append(
                 _Change(entry, bool(content_paths(paths, chart_path, ignore, helmignore)))
             )
-            if sum(c.content for c in recent) >= RECENT_CHANGES:
+            if sum(c.content for c in recent) >= WALKED:
                 break
     meta = read_chart_meta(tip, chart_path)
     version = (meta.version or "").strip() if meta is not None else None
     changes = _with_versions(git, recent, chart_path, version)
-    counted = [c for c in changes if c.content]
-    bumped = sum(c.before != c.after for c in counted)
-    moved = any(c.before != c.after for c in changes)
-    return _judge(len(counted), bumped, moved, version)
+    return _judge(list(reversed(changes)), version, released, branch)
 
 
-def _history(history: FirstParentHistory, tip: str, chart_path: str) -> tuple[LogEntry, ...]:
+def _cut_short(history: FirstParentHistory, log: Sequence[LogEntry]) -> bool:
+    """Whether the history read ends at a shallow clone's boundary rather than at the chart's
+    creation or HISTORY_DEPTH: what lies beyond is missing, not absent."""
+    shallow = history.shallow_commits()
+    if not shallow:
+        return False
+    return not log or len(log) < HISTORY_DEPTH and any(e.sha in shallow for e in log[-1:])
+
+
+def chart_history(history: FirstParentHistory, tip: str, chart_path: str) -> tuple[LogEntry, ...]:
     """The tip's newest HISTORY_DEPTH first-parent commits, with the paths they change: the
     chart's directory's alone for the first charts asked about at a tip (one chart's log costs a
     few milliseconds, the whole tree's tens), the whole tree's, shared, from the next one on (a PR
-    that touches thirty charts). `_learn` keeps to the chart's paths either way."""
-    shared = _LOGS.get((tip, None))
-    if shared is not None:
-        return shared
+    that touches thirty charts). Callers keep to the chart's paths either way."""
+    if history.shallow_commits():  # its log of a commit is not the full history's: not kept
+        return tuple(history.first_parent_changes(tip, HISTORY_DEPTH, chart_path))
+    known = _LOGS.get((tip, None)) or _LOGS.get((tip, chart_path))
+    if known is not None:
+        return known
     asked = (_ASKED.get(tip) or 0) + 1
     _ASKED.put(tip, asked)
     if asked > CHARTS_READ_ALONE:
@@ -225,77 +221,128 @@ def _version_at(git: GitView, sha: str, chart_path: str) -> str | None:
     return None if meta is None else (meta.version or "").strip()
 
 
-def _judge(changes: int, bumped: int, moved: bool, version: str | None) -> Practice:
-    # Too few changes to learn from: the default rule stands, unless what few there are went the
-    # other way (kedacore's new cosmos-db chart: none of its changes bumped it; the repository
-    # moves versions at release).
-    if changes < MIN_EVIDENCE:
-        basis = Basis.TOO_FEW if bumped * 2 >= changes else Basis.RELEASES
-        return Practice(basis, changes, bumped)
-    if bumped * 2 >= changes:
-        return Practice(Basis.BUMPS, changes, bumped)
-    parsed = parse_version(version)
-    if not moved and parsed is not None and str(parsed) in PLACEHOLDERS:
-        return Practice(Basis.PLACEHOLDER, changes, bumped, version=str(parsed))
-    return Practice(Basis.RELEASES, changes, bumped)
-
-
-# -- whether the chart keeps appVersion equal to version ------------------------------------------
-
-
 @dataclass(frozen=True)
-class AppVersionHabit:
-    """How the chart's recent versions on the integration branch set `appVersion`: equal to
-    `version` in each, or not. One equal pair proves nothing: DataDog's worker chart releases the
-    app's version as the chart's (2.20.0 / 2.20.0) and then patches the chart alone (2.20.1 /
-    2.20.0)."""
-
-    versions: int  # the chart's recent distinct versions, the tip's included
-    equal: int  # those whose appVersion was the same text
+class _Window:
+    changes: int
+    bumped: int
+    releases: int
 
     @property
-    def keeps_equal(self) -> bool | None:
-        """True where every one of enough versions kept them equal, False where one did not, None
-        where too few versions tell."""
-        if self.equal < self.versions:
-            return False
-        return True if self.versions >= MIN_EVIDENCE else None
-
-    def figure(self, branch: str) -> str:
-        return f"its last {self.versions} versions on {branch} all had `appVersion` equal to it"
+    def lean(self) -> int:
+        """How many more of the window's content changes bumped than did not."""
+        return 2 * self.bumped - self.changes
 
 
-_HABITS: BoundedCache[tuple[str, str], AppVersionHabit] = BoundedCache(256)
+def _judge(
+    oldest_first: list[_Change], version: str | None, released: bool, branch: str
+) -> BumpRule:
+    level, window = _walk(oldest_first)
+    if window.changes < MIN_EVIDENCE and level is Level.EXPECTED:
+        basis = Basis.TOO_FEW if released else Basis.NEVER_RELEASED
+        level = Level.EXPECTED if released else Level.NOT_ENFORCED
+        return _say(level, basis, branch, window)
+    parsed = parse_version(version)
+    moved = any(c.bumped for c in oldest_first)
+    if (
+        level is not Level.ENFORCED
+        and not moved
+        and parsed is not None
+        and str(parsed) in PLACEHOLDERS
+        and window.changes >= MIN_EVIDENCE
+    ):
+        return _say(Level.NOT_ENFORCED, Basis.PLACEHOLDER, branch, window, str(parsed))
+    basis = Basis.RELEASES if level is Level.NOT_ENFORCED else Basis.BUMPS
+    return _say(level, basis, branch, window)
 
 
-def app_version_habit(git: GitView, tip: Tree, chart_path: str) -> AppVersionHabit:
-    """The habit of the chart at `chart_path` over the RECENT_CHANGES newest versions the branch
-    at `tip` gave it (each commit that touched its `Chart.yaml`, read once); remembered per (tip,
-    chart). Asked only where appVersion and version part, so the reading is rare."""
-    if not isinstance(git, FirstParentHistory):
-        return _habit([read_chart_meta(tip, chart_path)])
-    key = (tip.commit, chart_path)
-    return _HABITS.get_or_make(key, lambda: _habit(_recent_metas(git, git, tip, chart_path)))
+def _walk(oldest_first: Sequence[_Change]) -> tuple[Level, _Window]:
+    """The verdict after each change in turn, from the default, and the last window read."""
+    level = Level.EXPECTED
+    votes: list[int] = []  # indexes of the content changes counted
+    window = _Window(0, 0, 0)
+    for i, change in enumerate(oldest_first):
+        if change.vote:
+            votes.append(i)
+        elif not change.release:
+            continue
+        counted = votes[-WINDOW:]
+        since = counted[0] if counted else i
+        releases = sum(1 for c in oldest_first[since : i + 1] if c.release)
+        bumped = sum(1 for j in counted if oldest_first[j].bumped)
+        window = _Window(len(counted), bumped, releases)
+        level = _step(level, window)
+    return level, window
 
 
-def _recent_metas(
-    git: GitView, history: FirstParentHistory, tip: Tree, chart_path: str
-) -> list[ChartMeta | None]:
-    file = chart_file(chart_path)
-    metas = [read_chart_meta(tip, chart_path)]
-    for entry in _history(history, tip.commit, chart_path):
-        if len(metas) > RECENT_CHANGES:
-            break
-        if file in entry.paths and entry.parents:
-            metas.append(read_chart_meta(git.tree(entry.parents[0]), chart_path))
-    return metas
+def _step(level: Level, w: _Window) -> Level:
+    """One change's move: at most one level, and only past the margin."""
+    if level is Level.ENFORCED:
+        return Level.EXPECTED if (w.changes - w.bumped) + w.releases >= MARGIN else level
+    if level is Level.EXPECTED:
+        if w.changes >= UNANIMOUS and w.bumped == w.changes and w.releases == 0:
+            return Level.ENFORCED
+        return Level.NOT_ENFORCED if -w.lean >= MARGIN else level
+    return Level.EXPECTED if w.lean >= MARGIN else level
 
 
-def _habit(metas: Sequence[ChartMeta | None]) -> AppVersionHabit:
-    seen: dict[str, bool] = {}
-    for meta in metas:
-        if meta is None:
-            break  # the chart was not there: what came before is another chart's history
-        if meta.version and meta.version not in seen:
-            seen[meta.version] = meta.app_version == meta.version
-    return AppVersionHabit(len(seen), sum(seen.values()))
+def _say(
+    level: Level,
+    basis: Basis,
+    branch: str,
+    window: _Window = _Window(0, 0, 0),
+    version: str | None = None,
+) -> BumpRule:
+    return BumpRule(
+        level,
+        basis,
+        _sentence(basis, level, branch, window, version),
+        changes=window.changes,
+        bumped=window.bumped,
+        releases=window.releases,
+    )
+
+
+def _figure(w: _Window, branch: str) -> str:
+    recent = "recent content change" if w.changes == 1 else "recent content changes"
+    released = ""
+    if w.releases:
+        commits = "commit" if w.releases == 1 else "commits"
+        released = f", and {w.releases} release {commits} moved it"
+    return (
+        f"{w.bumped} of {w.changes} {recent} to this chart on {branch} bumped its version{released}"
+    )
+
+
+def _sentence(basis: Basis, level: Level, branch: str, w: _Window, version: str | None) -> str:
+    if basis is Basis.BUMPS and level is Level.ENFORCED:
+        return f"This repository bumps per change: {_figure(w, branch)}, none at release."
+    if basis is Basis.BUMPS:
+        return f"This repository leans to bumping per change: {_figure(w, branch)}."
+    if basis is Basis.RELEASES:
+        return (
+            f"Not enforced: {_figure(w, branch)}, so this repository moves the version at "
+            "release rather than in each PR."
+        )
+    if basis is Basis.PLACEHOLDER:
+        return (
+            f"Not enforced: the version is a placeholder, {version} through the last "
+            f"{w.changes} changes to this chart on {branch}, stamped at release."
+        )
+    earlier = "earlier change" if w.changes == 1 else "earlier changes"
+    if basis is Basis.TOO_FEW:
+        return (
+            f"{branch} has only {w.changes} {earlier} to this chart to learn the repository's "
+            "practice from, so a bump is expected, as by default."
+        )
+    if basis is Basis.NEVER_RELEASED:
+        return (
+            "Not enforced: no release of this chart is on record and "
+            f"{branch} has only {w.changes} {earlier} to it, so there is no practice to learn."
+        )
+    if basis is Basis.HISTORY_CUT:
+        return (
+            f"The history of {branch} is cut short (a shallow clone: `git fetch --unshallow`, or "
+            "`fetch-depth: 0` in the workflow's checkout), so nothing was learned from it; a bump "
+            "is expected, as by default."
+        )
+    return f"The history of {branch} cannot be read here, so a bump is expected, as by default."

@@ -11,8 +11,7 @@ from dataclasses import dataclass, replace
 
 from bot.engine.chart.files import ChartMeta, read_chart_meta
 from bot.engine.check import Check
-from bot.engine.context import ChartContext, ChartRenders, OpenPR
-from bot.engine.ct_config import load_ct_config
+from bot.engine.context import ChartContext, ChartRenders
 from bot.engine.report import Finding
 from bot.versions.claims import (
     Claim,
@@ -25,7 +24,8 @@ from bot.versions.claims import (
     rivals_of,
     verdict,
 )
-from bot.versions.practice import Practice, chart_practice
+from bot.versions.policy import bump_rule
+from bot.versions.rule import BumpRule
 from checks.version import findings
 from checks.version.suggest import suggest
 
@@ -44,7 +44,7 @@ class Assessment:
     develop_label: str
     rivals: tuple[Rival, ...]
     verdict: Verdict
-    practice: Practice | None = None  # learned only for a verdict that depends on it
+    practice: BumpRule | None = None  # read only for a verdict that depends on it
 
 
 def assess(ctx: ChartContext) -> Assessment | None:
@@ -54,31 +54,25 @@ def assess(ctx: ChartContext) -> Assessment | None:
     changed = [p for c in ctx.changes for p in (c.path, c.old_path) if p]
     claim = claim_between(chart.path, ctx.base, ctx.head, changed, ignore)
     target = ctx.target
-    same_base = [pr for pr in ctx.open_prs if _targets(ctx, pr)]
-    claims = open_claims(ctx.git, chart.path, same_base, target.commit, ignore, ctx.head.commit)
+    # The engine hands only the PRs into the same branch (bot/engine/rivals.py).
+    claims = open_claims(ctx.git, chart.path, ctx.open_prs, target.commit, ignore, ctx.head.commit)
     rivals = rivals_of(claims)
     develop = read_chart_meta(target, chart.path)
-    on_develop = ctx.develop is None or ctx.develop.commit == target.commit
-    label = "develop" if on_develop else "the target branch"
+    label = ctx.target_name
     judged = verdict(claim, develop, rivals)
     a = Assessment(chart, claim, develop, target.commit, label, rivals, judged)
     return replace(a, practice=practice(ctx)) if judged.status in BY_PRACTICE else a
 
 
-def practice(ctx: ChartContext) -> Practice:
-    """How the repository versions this chart, from its integration branch's history and its
-    `ct.yaml` (both at the target, which the PR cannot change)."""
-    ct = load_ct_config(ctx.target)
+def practice(ctx: ChartContext) -> BumpRule:
+    """Whether the repository bumps this chart per change: what its files at the target declare,
+    then what its integration branch has released and its history shows (bot/versions/policy.py);
+    none of it the PR can change."""
     tip = ctx.develop if ctx.develop is not None else ctx.target
-    return chart_practice(ctx.git, tip, ctx.chart.path, ctx.config.version.ignore, ct)
-
-
-def _targets(ctx: ChartContext, pr: OpenPR) -> bool:
-    """Whether `pr` merges into the same branch; unknown or unresolvable base branches count."""
-    if not pr.base_ref:
-        return True
-    tip = ctx.git.resolve(pr.base_ref)
-    return tip is None or tip == ctx.target.commit
+    version = ctx.config.version
+    return bump_rule(
+        ctx.git, ctx.target, tip, ctx.chart.path, version.bump, version.ignore, ctx.develop_name
+    )
 
 
 def run(ctx: ChartContext) -> list[Finding]:
@@ -107,9 +101,7 @@ def explain(ctx: ChartContext) -> list[str]:
         f"{a.chart.path}: content files changed: {', '.join(claim.content) or 'none'}",
     ]
     if a.practice is not None:
-        lines.append(
-            f"{a.chart.path}: practice {a.practice.basis}: {a.practice.reason(a.develop_label)}"
-        )
+        lines.append(f"{a.chart.path}: practice {a.practice.basis}: {a.practice.said}")
     lines += [f"{a.chart.path}: {pr_label(r.pr)} claims {r.version}" for r in a.rivals]
     return lines
 

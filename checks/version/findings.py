@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding, Severity
+from bot.versions.app_version import AppVersionHabit, app_version_habit
 from bot.versions.claims import (
     Origin,
     Status,
@@ -15,7 +16,6 @@ from bot.versions.claims import (
     released_tag,
     version_origin,
 )
-from bot.versions.practice import AppVersionHabit, app_version_habit
 from bot.versions.semver import parse_version
 
 if TYPE_CHECKING:
@@ -61,14 +61,16 @@ def finding(
     )
 
 
-def _by_practice(a: Assessment, enforced: Severity) -> tuple[Severity, str]:
-    """The severity of a verdict that only matters where the repository bumps per change, and the
-    sentence that says what its practice is."""
-    practice = a.practice
-    if practice is None:
+def _by_practice(
+    a: Assessment, enforced: Severity, expected: Severity = Severity.WARNING
+) -> tuple[Severity, str]:
+    """The severity of a verdict that only matters where the repository bumps per change (by the
+    rule's level: `enforced`, `expected`, else a notice), and the sentence that says why."""
+    rule = a.practice
+    if rule is None:
         return enforced, ""
-    reason = practice.reason(a.develop_label)
-    return (enforced if practice.enforced else Severity.NOTICE), (f" {reason}" if reason else "")
+    severity = (Severity.NOTICE, expected, enforced)[rule.level]
+    return severity, f" {rule.sentence()}"
 
 
 def verdict_finding(ctx: ChartContext, a: Assessment) -> Finding | None:
@@ -121,6 +123,12 @@ def _missing_bump(a: Assessment) -> Finding:
         why = (
             "A Helm repository only publishes new versions, so this content would reach nobody."
             f"{practice} Take {v.suggested}."
+        )
+        title = "chart content changed without a version bump"
+    elif severity is Severity.WARNING:
+        why = (
+            "A Helm repository only publishes new versions, so this content would wait for the "
+            f"next bump.{practice} Take {v.suggested}."
         )
         title = "chart content changed without a version bump"
     else:

@@ -21,7 +21,7 @@ from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
-from tests.support.charts import chart_files
+from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.gitbuilder import GitBuilder
 
 ZWJ = "\u200d"
@@ -154,8 +154,8 @@ REQUIRED = f"{MENTIONS} {IMG} {IMAGE}\\n{VERDICT}"  # a Helm `required` message,
 
 def hostile_repo(tmp_path: Path) -> GitBuilder:
     """Chart `web` with a hostile container name whose pod drops from Guaranteed to Burstable;
-    chart `broken` whose template fails with a hostile `required` message."""
-    g = GitBuilder(tmp_path / "repo")
+    chart `broken` whose template fails with a hostile `required` message; ct lints both."""
+    g = GitBuilder(tmp_path / "repo").write(CT_LINT_PATH, CT_LINT_WORKFLOW)
     files = {**chart_files("web", "web"), **chart_files("broken", "broken")}
     deployment = files["web/templates/deployment.yaml"]
     files["web/templates/deployment.yaml"] = deployment.replace(

@@ -18,12 +18,24 @@ from bot.versions.semver import bump_level, next_free_version, parse_version
 from checks.version import CHECK, run
 from tests.support.gitbuilder import GitBuilder
 from tests.support.version_scenario import (
+    CT_LINT_WHERE,
     Scenario,
     build_scenario,
     chart_yaml,
     context_for,
     write_chart,
 )
+
+CT_LINT_PRACTICE = {
+    "basis": "ct-lint-checks-version",
+    "enforced": True,
+    "level": "failure",
+    "declared": True,
+    "source": CT_LINT_WHERE,
+    "changes": 0,
+    "bumped": 0,
+    "releases": 0,
+}
 
 
 @pytest.fixture
@@ -54,8 +66,8 @@ def test_identical_bump_to_develops_merges_cleanly_and_is_a_failure(scenario: Sc
         "head": "1.9.59",
         "develop": "1.9.59",
         "suggested": "1.9.61",
-        # develop's history holds one change to learn from: too few, so the default rule stands
-        "practice": {"basis": "too-few-changes", "enforced": True, "changes": 1, "bumped": 1},
+        # the scenario's CI runs ct lint on the chart: the repository declares the rule
+        "practice": CT_LINT_PRACTICE,
         "case": "clean",
         "released": "client-1.9.59",
         "since": since,
@@ -162,10 +174,13 @@ def test_content_without_bump_fails_with_next_free_patch(scenario: Scenario) -> 
         "head": "1.9.58",
         "develop": "1.9.59",
         "suggested": "1.9.61",
-        "practice": {"basis": "too-few-changes", "enforced": True, "changes": 1, "bumped": 1},
+        "practice": CT_LINT_PRACTICE,
     }
     assert "client/templates/service.yaml" in finding.message
-    assert "develop has only 1 earlier change to this chart to learn" in finding.message
+    assert (
+        f"CI runs `ct lint` on this chart ({CT_LINT_WHERE}), which fails a PR whose chart version "
+        "does not increase (ct's default)."
+    ) in finding.message
 
 
 def test_ci_and_tests_only_need_no_bump(scenario: Scenario) -> None:
@@ -397,9 +412,16 @@ def test_branches_are_discovered_without_pull_refs(scenario: Scenario) -> None:
     g.branch("main", "develop").branch("pr-w", "develop")
     g.write("client/values.yaml", "replicas: 9\n").commit("w")  # a branch must touch a chart
     g.run_git("update-ref", "refs/remotes/origin/pr-w", g.sha("pr-w"))
+    g.run_git("remote", "add", "origin", "https://github.com/acme/charts.git")
+    for name in ("pr-b", "pr-c", "pr-d", "pr-e", "pr-f"):  # pushed, and tracked by the local one
+        g.run_git("update-ref", f"refs/remotes/origin/{name}", g.sha(name))
+        g.run_git("config", f"branch.{name}.remote", "origin")
+        g.run_git("config", f"branch.{name}.merge", f"refs/heads/{name}")
     g.run_git("update-ref", "refs/remotes/origin/pr-c", g.sha("pr-b"))  # shadowed by local pr-c
     g.run_git("update-ref", "refs/remotes/origin/master", g.sha("pr-b"))
     g.checkout("develop").run_git("branch", "-D", "pr-w")
+    g.branch("experiment", "develop").write("client/values.yaml", "replicas: 8\n")
+    g.commit("an experiment, pushed nowhere: no PR").checkout("develop")
     found = discover_open_prs(scenario.repo, scenario.develop, None, exclude_head=None)
     assert [(pr.number, pr.ref) for pr in found] == [
         (0, "pr-b"),
@@ -410,6 +432,7 @@ def test_branches_are_discovered_without_pull_refs(scenario: Scenario) -> None:
         (0, "pr-w"),
     ]
     assert found[-1].head == g.sha("origin/pr-w")
+    assert found[1].head == g.sha("pr-c")  # the local branch stands for the one it tracks
 
 
 def test_explicit_open_prs_replace_discovery(scenario: Scenario) -> None:

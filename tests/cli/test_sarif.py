@@ -14,7 +14,7 @@ from bot import __version__
 from bot.cli.main import main
 from bot.cli.sarif import FINGERPRINT_KEY, to_sarif
 from bot.engine.report import Finding, Report, Severity
-from tests.support.charts import chart_files
+from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.gitbuilder import GitBuilder
 from tests.support.paths import FIXTURES
 
@@ -24,8 +24,9 @@ BROKEN = "x: {{ .Values.a.b }}\n"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitBuilder:
-    """develop has chart `app`; `broken` adds a template that fails to render, without a bump."""
-    g = GitBuilder(tmp_path / "repo")
+    """develop has chart `app`, linted by ct; `broken` adds a template that fails to render,
+    without a bump."""
+    g = GitBuilder(tmp_path / "repo").write(CT_LINT_PATH, CT_LINT_WORKFLOW)
     for path, text in chart_files().items():
         g.write(path, text)
     g.commit("app 1.0.0")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checks import REGISTRY
-from tests.support.charts import chart_files
+from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
@@ -36,9 +36,9 @@ def chart_yaml(version: str) -> str:
 
 
 def build_scenario(tmp_path: Path, github: FakeGitHub) -> Scenario:
-    """develop holds client 1.0.0; PR #1 adds an unresourced init container and bumps to 1.0.1,
+    """develop holds client 1.0.0, linted by ct in CI; PR #1 adds an unresourced init container and bumps to 1.0.1,
     which turns the `equal` profile's Guaranteed pod Burstable."""
-    git = GitBuilder(tmp_path / "charts")
+    git = GitBuilder(tmp_path / "charts").write(CT_LINT_PATH, CT_LINT_WORKFLOW)
     files = chart_files("client", "client", "1.0.0")
     for path, text in files.items():
         git.write(path, text)

@@ -56,3 +56,19 @@ def chart_files(path: str = "app", name: str = "app", version: str = "1.0.0") ->
         f"{path}/ci/burst-values.yaml": "{}\n",
         f"{path}/ci/equal-values.yaml": EQUAL_VALUES,
     }
+
+
+# A chart repository's CI, as most run it: ct lint on every chart (charts at the root here), which
+# fails a PR whose chart version does not increase. The version check reads it as the
+# repository's declared rule (bot/versions/declared.py).
+CT_LINT_WORKFLOW = """name: lint
+on: pull_request
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: ct lint --target-branch develop --chart-dirs .
+"""
+CT_LINT_PATH = ".github/workflows/lint.yaml"
+CT_LINT_WHERE = f"{CT_LINT_PATH} line 8"

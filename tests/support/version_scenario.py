@@ -17,8 +17,12 @@ from pathlib import Path
 
 from bot.engine.config import Config
 from bot.engine.context import ChartContext, ChartRenders, OpenPR
+from bot.engine.rivals import comparable_prs
 from bot.git.repo import GitRepo
+from tests.support.charts import CT_LINT_PATH, CT_LINT_WHERE, CT_LINT_WORKFLOW
 from tests.support.gitbuilder import GitBuilder
+
+__all__ = ["CT_LINT_WHERE"]
 
 CHART_YAML = """apiVersion: v2
 name: {name}
@@ -100,12 +104,17 @@ def context_for(
         changes=repo.changes(base, pr.head),
         charts=(chart,),
         chart=chart,
-        open_prs=tuple(o for o in open_prs if o.number != pr.number),
+        # As the engine hands them: the PRs into the same branch, one per head, not this one.
+        open_prs=comparable_prs(
+            repo, target, develop, pr.head, [o for o in open_prs if o.number != pr.number]
+        ),
+        target_name=develop,
+        develop_name=develop,
     )
 
 
 def build_scenario(root: Path) -> Scenario:
-    g = GitBuilder(root)
+    g = GitBuilder(root).write(CT_LINT_PATH, CT_LINT_WORKFLOW)
     write_chart(g, "client", "client", "1.9.58").commit("client 1.9.58").tag("client-1.9.58")
     base = g.sha()
 

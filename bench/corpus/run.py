@@ -5,9 +5,14 @@ It fails on a failure or warning that has no verdict (triage it: is it true, in 
 on a verdict `false` that still fires (a false finding the bot must not post), and on any tool
 error. A measurement, not a test: the clones are not on a fresh machine. Usage:
 
-    CORPUS_DIR=~/corpus python bench/corpus/run.py [--only OWNER/NAME] [--missing FILE]
+    CORPUS_DIR=~/corpus python bench/corpus/run.py [--set train|heldout|all] [--only OWNER/NAME]
+        [--missing FILE] [--json FILE]
 
-`--missing FILE` writes a verdict skeleton for each untriaged finding, to fill in and append."""
+`--set`: the repositories fixed on (`train`), the held-out ones (`heldout`, repos.yaml's
+`heldout: true`), or all (the default). Per repository it prints the changes, false failures, false
+warnings (as a share of the changes), silent passes (a change said to pass while a chart it touched
+was compared on no profile) and tool errors, and the time. `--missing FILE` writes a verdict
+skeleton for each untriaged finding, to fill in and append; `--json FILE` the figures."""
 
 from __future__ import annotations
 
@@ -146,6 +151,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", metavar="OWNER/NAME", help="replay this repository only")
     parser.add_argument(
+        "--set", choices=("train", "heldout", "all"), default="all", help="which repositories"
+    )
+    parser.add_argument("--json", metavar="FILE", help="write the figures here")
+    parser.add_argument(
         "--missing", metavar="FILE", help="write untriaged findings' skeletons here"
     )
     args = parser.parse_args()
@@ -153,7 +162,7 @@ def main() -> int:
     if not corpus:
         sys.exit("set CORPUS_DIR to the directory holding the clones (see bench/corpus/repos.yaml)")
     listed = yaml.safe_load((HERE / "repos.yaml").read_text())["repositories"]
-    entries = [e for e in listed if args.only in (None, e["repo"])]
+    entries = [e for e in listed if args.only in (None, e["repo"]) and _in_set(e, args.set)]
     verdicts = load_verdicts(HERE / "verdicts.yaml")
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(JOBS) as pool:
         jobs = {
@@ -163,7 +172,62 @@ def main() -> int:
             for i, e in enumerate(entries)
         }
         results = {repo: job.result() for repo, job in jobs.items()}
-    return report(results, verdicts, args.missing)
+    code = report(results, verdicts, args.missing)
+    if args.json:
+        figures = {repo: per_repository(repo, r, verdicts) for repo, r in results.items()}
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return code
+
+
+def _in_set(entry: dict[str, Any], wanted: str) -> bool:
+    held = bool(entry.get("heldout"))
+    return wanted == "all" or held == (wanted == "heldout")
+
+
+def silent_passes(result: dict[str, Any]) -> list[str]:
+    """The changes said to pass (nothing above a notice) while a chart they touched was compared on
+    no profile: nothing looked, and nothing said so."""
+    found = []
+    for change in result.get("changes", []):
+        charts = (change.get("report") or {}).get("charts", [])
+        if change["verdict"] != "pass":
+            continue
+        for chart in charts:
+            failed = {e["profile"] for e in chart.get("render_errors", []) if e["side"] == "head"}
+            if chart.get("not_reviewed") or not set(chart.get("profiles", [])) - failed:
+                found.append(f"{change['commit'][:12]} {chart['path']}")
+    return found
+
+
+def per_repository(repo: str, result: dict[str, Any], verdicts: list[Verdict]) -> dict[str, Any]:
+    """One repository's figures: what the issue's table counts."""
+    if "failed" in result:
+        return {"repo": repo, "tool_errors": 1, "error": result["failed"]}
+    changes = result["changes"]
+    judged = [(f, next((v for v in verdicts if v.matches(f)), None)) for f in fired(repo, result)]
+
+    def count(severity: str, true: bool | None) -> int:
+        return sum(
+            1
+            for f, v in judged
+            if f.severity == severity and (v.true if v is not None else None) is true
+        )
+
+    reviewed = result["summary"]["reviewed"]
+    return {
+        "repo": repo,
+        "changes": reviewed,
+        "failures_true": count("failure", True),
+        "failures_false": count("failure", False),
+        "failures_untriaged": count("failure", None),
+        "warnings_true": count("warning", True),
+        "warnings_false": count("warning", False),
+        "warnings_false_pct": round(100 * count("warning", False) / max(reviewed, 1), 2),
+        "warnings_untriaged": count("warning", None),
+        "silent_passes": len(silent_passes(result)),
+        "tool_errors": sum(1 for c in changes if c["verdict"] == "error"),
+        "seconds": round(result["summary"]["seconds"]["total"], 1),
+    }
 
 
 def report(results: dict[str, dict[str, Any]], verdicts: list[Verdict], missing: str | None) -> int:
@@ -235,9 +299,17 @@ def print_figures(
     seconds = [c["seconds"] for c in changes]
     false_warnings = count("warning", False)
     print(f"repositories: {len(done)}; changes reviewed: {reviewed}")
+    print(
+        "  repository                                  changes  F true/false  W true/false (%)"
+        "  silent  errors   time"
+    )
     for repo, r in done.items():
-        s = r["summary"]
-        print(f"  {repo}: {s['reviewed']} changes, {s['seconds']['total']:.1f} s")
+        f = per_repository(repo, r, [v for f, v in judged.items() if v is not None])
+        print(
+            f"  {repo:<42} {f['changes']:>7}  {f['failures_true']:>4}/{f['failures_false']:<5}"
+            f"  {f['warnings_true']:>4}/{f['warnings_false']:<3}({f['warnings_false_pct']:.1f}%)"
+            f"  {f['silent_passes']:>6}  {f['tool_errors']:>6}  {f['seconds']:>5.1f}s"
+        )
     print(
         f"failures: {count('failure', True)} true, {count('failure', False)} false, "
         f"{count('failure', None)} untriaged"
@@ -254,6 +326,10 @@ def print_figures(
             f"{count_check(check, None)} untriaged"
         )
     print(f"suggestions: {offered} offered (each verified by a render), {refused} refused")
+    silent = [f"{repo}: {s}" for repo, r in done.items() for s in silent_passes(r)]
+    print(f"silent passes: {len(silent)}")
+    for line in silent:
+        print(f"  SILENT PASS {line}")
     print(f"tool errors: {len(errors)}")
     if seconds:
         print(f"time: {sum(seconds):.1f} s reviewing, median {statistics.median(seconds):.2f} s")

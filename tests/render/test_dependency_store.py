@@ -78,3 +78,7 @@ def test_loopback_registries_are_spoken_to_without_tls() -> None:
     assert plain_http("http://charts.example.test")
     assert not plain_http("oci://registry.example.test/charts")
     assert not plain_http("https://charts.example.test")
+    assert plain_http("oci://127.8.9.10/c") and plain_http("oci://[::1]:5000/c")
+    # Names that only look like loopback are names: DNS may send them anywhere.
+    assert not plain_http("oci://127.example.test/c") and not plain_http("oci://127.0.0.1.nip.io")
+    assert not plain_http("oci://localhost.example.test/c")

@@ -20,6 +20,7 @@ from bot.engine.config import DependenciesConfig
 from bot.engine.context import RenderError
 from bot.git.objects import Tree
 from bot.render.deps.fetcher import DependencyFetcher
+from bot.render.deps.indexes import Pinned
 from bot.render.deps.policy import Access, FetchPolicy
 from bot.render.deps.request import DependencyRequest, Fetched, FetchError
 
@@ -100,9 +101,10 @@ class ReviewFetch:
     ) -> None:
         self.fetcher, self.config, self.base, self.offline = fetcher, config, base, offline
         self._policy: FetchPolicy | None = None
+        self.indexes: Pinned = {}  # each repository's index, read once by this review
 
     def __call__(self, request: DependencyRequest) -> Fetched:
-        return self.fetcher.fetch(request, self.policy)
+        return self.fetcher.fetch(request, self.policy, self.indexes)
 
     @property
     def policy(self) -> FetchPolicy:

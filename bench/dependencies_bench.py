@@ -7,6 +7,8 @@ helm-python-sdk). Each review is a new engine with an empty render cache, so eve
 what differs is where the dependencies come from: the network (cold) or the store (warm). Reported:
 each review, the raw renders it handed the renderer (timed alone afterwards, as many at once as the
 engine renders), and their ratio. Target: warm within the 1.5x of a chart without dependencies.
+Also counted at the server: the index downloads and archive downloads of a cold review (one index
+per repository and review, one download per archive).
 
     .venv/bin/python bench/dependencies_bench.py [--templates N] [--rounds N]
 """
@@ -48,8 +50,14 @@ DEPENDENCIES = ("redis", "postgresql", "memcached")
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    paths: list[str] = []  # every path asked, in order: what a review cost the repository
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
         pass
+
+    def send_head(self):  # type: ignore[no-untyped-def] - the base's signature
+        _Quiet.paths.append(self.path)
+        return super().send_head()
 
 
 def serve_repository(root: Path, templates: int) -> tuple[ThreadingHTTPServer, str]:
@@ -114,11 +122,14 @@ def main() -> None:
         renderer = RecordingRenderer(make_renderer("embedded"))
         review(repo, renderer, Path(tmp) / "warmup", "charts/plain")  # Helm loaded, processes up
         rows: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": [], "no deps": []}
+        asked: list[str] = []
         for round_ in range(args.rounds):
             store = Path(tmp) / f"store-{round_}"
             for case, chart in (("cold", "app"), ("warm", "app"), ("no deps", "plain")):
+                _Quiet.paths.clear()
                 seconds = review(repo, renderer, store, f"charts/{chart}")
                 rows[case].append((seconds, renderer.replay_alone()))
+                asked += _Quiet.paths if case == "cold" else []
         server.shutdown()
     print(
         f"charts/app: {len(DEPENDENCIES)} dependencies from a chart repository on 127.0.0.1, "
@@ -130,6 +141,9 @@ def main() -> None:
         raw_s = statistics.median(p[1] for p in pairs)
         ratio = statistics.median(p[0] / p[1] for p in pairs)
         print(f"{case:8} review {review_s:6.3f} s  raw renders {raw_s:6.3f} s  ratio {ratio:5.2f}x")
+    indexes = sum(p.endswith("/index.yaml") for p in asked) / args.rounds
+    archives = sum(p.endswith(".tgz") for p in asked) / args.rounds
+    print(f"cold review: {indexes:g} index downloads, {archives:g} archive downloads")
     print(f"(cpu count {os.cpu_count()}; target: warm within 1.5x, as 'no deps')")
 
 

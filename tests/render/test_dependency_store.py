@@ -52,8 +52,8 @@ def test_reviews_that_want_the_same_chart_at_once_fetch_it_once(
     for thread in threads:
         thread.join()
     assert len(set(got)) == 1 and len(got) == 4
-    assert sum(f.requests for f in fetchers) == 1
-    assert chart_repo.paths.count("/redis-17.3.0.tgz") == 1
+    assert sum(f.requests for f in fetchers) == 2  # the index, then the archive: once in all
+    assert chart_repo.paths == ["/index.yaml", "/redis-17.3.0.tgz"]
 
 
 def test_the_allow_list_matches_a_chart_repository_exactly_and_a_registry_by_path() -> None:
@@ -78,3 +78,7 @@ def test_loopback_registries_are_spoken_to_without_tls() -> None:
     assert plain_http("http://charts.example.test")
     assert not plain_http("oci://registry.example.test/charts")
     assert not plain_http("https://charts.example.test")
+    assert plain_http("oci://127.8.9.10/c") and plain_http("oci://[::1]:5000/c")
+    # Names that only look like loopback are names: DNS may send them anywhere.
+    assert not plain_http("oci://127.example.test/c") and not plain_http("oci://127.0.0.1.nip.io")
+    assert not plain_http("oci://localhost.example.test/c")

@@ -3,7 +3,7 @@
 Charts are packaged with helm-python-sdk's `package` and indexed with its `repo_index_generate`,
 so the bytes and the `index.yaml` are exactly what `helm package` and `helm repo index` make.
 Every request is logged, and a test can switch the server's behaviour at any time: serve, answer
-every request with a status, require basic auth, or hang.
+every request with a status, require basic auth, or hang; and send a path elsewhere (`redirects`).
 
     repo = chart_repo.add(ChartSpec("redis", "17.3.0", templates={"pod.yaml": POD}))
     helm_python.registry.pull("redis", repo_url=chart_repo.url, version="17.3.0", ...)
@@ -128,6 +128,8 @@ class ChartRepo:
         self.public = workdir / "public"
         self.public.mkdir(parents=True, exist_ok=True)
         self.mode: Mode = Serve()
+        # path → Location: answered 302 (after the mode's auth check), as a CDN or a mirror does
+        self.redirects: dict[str, str] = {}
         self._requests: list[Request] = []
         self._lock = threading.Lock()
         self.stopping = threading.Event()
@@ -147,10 +149,10 @@ class ChartRepo:
         self.index()
         return archives
 
-    def index(self) -> dict[str, Any]:
+    def index(self, base_url: str | None = None) -> dict[str, Any]:
         """(Re)write index.yaml over every archive served; entries' URLs are relative, as
-        `helm repo index` without `--url` writes them."""
-        return helm_python.registry.repo_index_generate(self.public)
+        `helm repo index` without `--url` writes them, or under `base_url` as with it."""
+        return helm_python.registry.repo_index_generate(self.public, base_url=base_url)
 
     @property
     def requests(self) -> list[Request]:
@@ -223,6 +225,8 @@ class _RepoHandler(BaseHTTPRequestHandler):
             self._send(mode.code, b"", body)
         elif isinstance(mode, BasicAuth) and not mode.accepts(auth):
             self._send(401, b"", body)
+        elif self.path in self.repo.redirects:
+            self._send(302, b"", body, location=self.repo.redirects[self.path])
         else:
             self._serve_file(body)
 
@@ -236,8 +240,12 @@ class _RepoHandler(BaseHTTPRequestHandler):
         kind = "text/yaml" if name.endswith(".yaml") else "application/gzip"
         self._send(200, target.read_bytes(), body, kind)
 
-    def _send(self, code: int, data: bytes, body: bool, kind: str = "text/plain") -> None:
+    def _send(
+        self, code: int, data: bytes, body: bool, kind: str = "text/plain", location: str = ""
+    ) -> None:
         self.send_response(code)
+        if location:
+            self.send_header("Location", location)
         if code == 401:
             self.send_header("WWW-Authenticate", 'Basic realm="chart-review-test"')
         self.send_header("Content-Type", kind)

@@ -3,15 +3,15 @@ archive, and what the review says when one cannot be had.
 
 A dependency that cannot be fetched (offline, not allowed, unreachable, refused) leaves the chart
 unrendered on that side: a render error marked `unavailable`, which the render check says as "not
-reviewed", never as a failure of the chart and never as a pass.
+reviewed", never as a failure of the chart and never as a pass. As `helm dependency build` stops at
+its first failure, no fetch starts after one has failed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from functools import partial
 
 from bot.engine.chart.dependencies import LocalChart, vendored
 from bot.engine.chart.files import dir_prefix, find_charts, read_chart_meta
@@ -20,11 +20,15 @@ from bot.engine.config import DependenciesConfig
 from bot.engine.context import RenderError
 from bot.git.objects import Tree
 from bot.render.deps.fetcher import DependencyFetcher
+from bot.render.deps.indexes import Pinned
 from bot.render.deps.policy import Access, FetchPolicy
 from bot.render.deps.request import DependencyRequest, Fetched, FetchError
 
 Fetch = Callable[[DependencyRequest], Fetched]
-_FETCH_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fetch")
+# A chart's fetches under way at once: a cold fetch is mostly waiting (a process starting, the
+# network), and this many is also all a chart whose repository fails can cost it.
+FETCHES_AT_ONCE = 4
+_FETCH_POOL = ThreadPoolExecutor(max_workers=FETCHES_AT_ONCE, thread_name_prefix="fetch")
 
 
 @dataclass(frozen=True)
@@ -48,10 +52,8 @@ def fetch_dependencies(
         return plan.error
     members = []
     versions = dict(committed_versions(tree, charts))
-    wanted = plan.wanted if fetch is not None else ()
-    # Side by side: a cold fetch is mostly waiting (a process starting, the network).
-    results = list(_FETCH_POOL.map(partial(_fetch_one, fetch), wanted)) if wanted else []
-    for dep, got in zip(wanted, results, strict=True):
+    results = _fetch_in_order(fetch, plan.wanted) if fetch is not None else []
+    for dep, got in zip(plan.wanted, results, strict=False):
         if isinstance(got, FetchError):
             return RenderError(dep.chart_yaml, dep.line, str(got), unavailable=True)
         path = f"{dep.into}{dep.request.name}-{got.version}.tgz"
@@ -60,8 +62,31 @@ def fetch_dependencies(
     return FetchedDependencies(tuple(members), plan.stale, versions)
 
 
-def _fetch_one(fetch: Fetch | None, dep: RemoteDependency) -> Fetched | FetchError:
-    assert fetch is not None
+def _fetch_in_order(fetch: Fetch, wanted: Sequence[RemoteDependency]) -> list[Fetched | FetchError]:
+    """Each dependency's archive or error, in declared order, FETCHES_AT_ONCE at a time; once one
+    has failed no other starts, and the list ends at the first that failed."""
+    results: dict[int, Fetched | FetchError] = {}
+    running: dict[Future[Fetched | FetchError], int] = {}
+    queued = iter(enumerate(wanted))
+    failed = False
+    while True:
+        while not failed and len(running) < FETCHES_AT_ONCE:
+            nxt = next(queued, None)
+            if nxt is None:
+                break
+            running[_FETCH_POOL.submit(_fetch_one, fetch, nxt[1])] = nxt[0]
+        if not running:
+            break
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in done:
+            results[running.pop(future)] = got = future.result()
+            failed = failed or isinstance(got, FetchError)
+    ordered = [results[i] for i in sorted(results)]
+    first = next((i for i, got in enumerate(ordered) if isinstance(got, FetchError)), None)
+    return ordered if first is None else ordered[: first + 1]
+
+
+def _fetch_one(fetch: Fetch, dep: RemoteDependency) -> Fetched | FetchError:
     try:
         return fetch(dep.request)
     except FetchError as exc:
@@ -100,9 +125,10 @@ class ReviewFetch:
     ) -> None:
         self.fetcher, self.config, self.base, self.offline = fetcher, config, base, offline
         self._policy: FetchPolicy | None = None
+        self.indexes: Pinned = {}  # each repository's index, read once by this review
 
     def __call__(self, request: DependencyRequest) -> Fetched:
-        return self.fetcher.fetch(request, self.policy)
+        return self.fetcher.fetch(request, self.policy, self.indexes)
 
     @property
     def policy(self) -> FetchPolicy:

@@ -22,6 +22,12 @@ from bot.engine.context import RenderError
 from bot.git.objects import Tree
 from bot.render.deps.request import DependencyRequest
 
+# Dependencies one chart (with its `file://` ones) may have fetched from chart repositories and
+# registries: each is a process and a download of up to 64 MB, on both sides of the review. Real
+# umbrella charts fetch a handful, the largest some twenty; what is committed under charts/ does
+# not count.
+MAX_FETCHED_DEPENDENCIES = 32
+
 
 @dataclass(frozen=True)
 class RemoteDependency:
@@ -48,7 +54,22 @@ def remote_plan(tree: Tree, charts: Sequence[LocalChart]) -> RemotePlan:
             return plan
         wanted += plan.wanted
         stale |= plan.stale
+    if len(wanted) > MAX_FETCHED_DEPENDENCIES:
+        return RemotePlan(error=_too_many(wanted))
     return RemotePlan(tuple(wanted), frozenset(stale))
+
+
+def _too_many(wanted: Sequence[RemoteDependency]) -> RenderError:
+    """Said at the first dependency past the cap; nothing is fetched."""
+    over = wanted[MAX_FETCHED_DEPENDENCIES]
+    files = list(dict.fromkeys(dep.chart_yaml for dep in wanted))
+    who = files[0] if len(files) == 1 else f"{files[0]} and its file:// dependencies"
+    message = (
+        f"{who} declares {len(wanted)} dependencies to fetch from chart repositories and "
+        f"registries; a chart may have at most {MAX_FETCHED_DEPENDENCIES} fetched, so none was "
+        "(commit the others under charts/)"
+    )
+    return RenderError(over.chart_yaml, over.line, message, unavailable=True)
 
 
 def _chart_plan(tree: Tree, chart: LocalChart) -> RemotePlan:

@@ -1,14 +1,20 @@
 """One fetch, in a process of its own: `python -m bot.render.deps.child` reads a JSON request on
 stdin and writes one JSON reply on stdout.
 
-Helm's downloader is a native call that cannot be interrupted from Python, and a registry can
-stall it for ever; in a process of its own it can be killed (bot/render/deps/fetcher.py does, at
-the fetch's time limit). The file-size limit bounds what a hostile index or archive can write, the
+A download can stall for ever, and Helm's downloader is a native call that cannot be interrupted
+from Python; in a process of its own either can be killed (bot/render/deps/fetcher.py does, at the
+fetch's time limit). The file-size limit bounds what a hostile index or archive can write, the
 CPU limit what parsing it can cost. It runs with a private HOME and Helm directories, so no login
 or repository of the machine's own Helm leaks in, and nothing it writes outlives it.
 
-Request: {repository, name, version, exact, oci, plain_http, username, password, registry_config,
-dest, max_bytes, cpu_seconds}. Reply: {"version", "file", "index_digest"} or {"error"}.
+Three kinds, each request {kind, dest, max_bytes, cpu_seconds, wall_seconds, ...}:
+- `index`: {url, home, authorization} → {"file"}: a chart repository's index.yaml, reduced to
+  JSON (bot/render/deps/index.py) in `dest`;
+- `archive`: {url, home, authorization} → {"file"}: one chart archive the index names;
+- `oci`: {repository, name, version, exact, plain_http, username, password, registry_config} →
+  {"version", "file"}: a chart from an OCI registry, through Helm's registry client.
+`authorization` goes to `home`'s origin only (bot/render/deps/download.py). A failure is
+{"error"}.
 """
 
 from __future__ import annotations
@@ -18,8 +24,6 @@ import os
 import resource
 import sys
 from typing import Any
-
-from bot.render.deps.request import newest
 
 
 def main() -> int:
@@ -41,28 +45,47 @@ def _limit(request: dict[str, Any]) -> None:
 
 
 def _fetch(request: dict[str, Any]) -> dict[str, Any]:
-    from helm_python import registry
+    if request["kind"] == "oci":
+        from helm_python import registry
 
-    if request["oci"]:
         return _fetch_oci(request, registry)
-    name, url, version = request["name"], request["repository"], request["version"]
-    auth = {"username": request["username"], "password": request["password"]}
-    entries = registry.repo_index(url, **auth).get("entries", {}).get(name)
-    if not entries:
-        return {"error": f"chart {name} is not in the repository's index.yaml"}
-    available = {str(e.get("version")): e for e in entries if isinstance(e, dict)}
-    chosen = version if request["exact"] else newest(available, version)
-    if chosen is None or chosen not in available:
-        return {"error": f"no version of {name} matching {version} in the repository's index.yaml"}
-    registry.pull(name, repo_url=url, version=chosen, destination=request["dest"], **auth)
-    return {
-        "version": chosen,
-        "file": _archive(request["dest"]),
-        "index_digest": available[chosen].get("digest"),
-    }
+    from bot.render.deps.download import DownloadError, download
+
+    dest = request["dest"]
+    url = request["url"]
+    fetched = os.path.join(dest, "index.yaml" if request["kind"] == "index" else "chart.tgz")
+    try:
+        download(
+            url,
+            fetched,
+            home=request["home"],
+            authorization=request["authorization"],
+            max_bytes=int(request["max_bytes"]),
+            timeout=float(request["wall_seconds"]),
+        )
+    except DownloadError as exc:
+        return {"error": str(exc)}
+    if request["kind"] == "archive":
+        return {"file": fetched}
+    return {"file": _reduced(fetched, url, dest)}
+
+
+def _reduced(path: str, url: str, dest: str) -> str:
+    from bot.render.deps.index import reduce_index
+
+    with open(path, "rb") as handle:
+        text = handle.read()
+    os.unlink(path)  # its room, under the file-size limit, is the reduced copy's
+    reduced = reduce_index(text, url)  # a ValueError names what is wrong: the reply's error
+    out = os.path.join(dest, "index.json")
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump(reduced, handle, separators=(",", ":"))
+    return out
 
 
 def _fetch_oci(request: dict[str, Any], registry: Any) -> dict[str, Any]:
+    from bot.render.deps.request import newest
+
     reference, version = (
         f"{request['repository'].rstrip('/')}/{request['name']}",
         request["version"],
@@ -78,7 +101,7 @@ def _fetch_oci(request: dict[str, Any], registry: Any) -> dict[str, Any]:
         if chosen is None:
             return {"error": f"no tag of {reference} matching {version}"}
         client.pull(reference, version=chosen, destination=request["dest"], plain_http=plain)
-    return {"version": chosen, "file": _archive(request["dest"]), "index_digest": None}
+    return {"version": chosen, "file": _archive(request["dest"])}
 
 
 def _archive(directory: str) -> str:

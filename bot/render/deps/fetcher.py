@@ -1,48 +1,41 @@
-"""Chart dependencies from chart repositories and OCI registries, through helm-python-sdk's own
-downloader, into the machine's store (bot/render/deps/store.py).
+"""Chart dependencies from chart repositories and OCI registries, into the machine's store
+(bot/render/deps/store.py).
 
 The order of questions, cheapest first: is the repository allowed (the base's list; a refusal asks
 nothing of the network); is the version already in the store (a warm review makes no request);
-may the review go online at all; then one fetch, in a killable process with its own time and size
-limits (bot/render/deps/child.py), never in the render sandbox, which has no network. A chart
-repository's index gives each archive's sha256: a download that does not match it is refused.
+may the review go online at all; then the downloads, each in a killable process with its own time
+and size limits (bot/render/deps/child.py), never in the render sandbox, which has no network.
+
+A chart repository's index is downloaded once per review and shared a short while
+(bot/render/deps/indexes.py); the review itself reads from it which release a dependency takes and
+where its archive is, and downloads that archive with credentials for the repository's own origin
+only (bot/render/deps/download.py). The index gives each archive's sha256: a download that does
+not match it is refused. An OCI registry is asked through Helm's registry client.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
+from bot.render.deps.download import basic
+from bot.render.deps.index import index_url, load_index
+from bot.render.deps.indexes import IndexFailure, IndexResult, Pinned, SharedIndexes, index_key
 from bot.render.deps.policy import Access, FetchPolicy, credentials, normalise, plain_http
+from bot.render.deps.process import FetchLimits, run_child
 from bot.render.deps.request import DependencyRequest, Fetched, FetchError, newest
 from bot.render.deps.store import DependencyStore
 
-_ROOT = str(Path(__file__).resolve().parents[3])
-# What a fetch process may see of this one's environment: the network's settings, nothing else.
-_PASSED = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "TZ",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "HTTPS_PROXY",
-    "HTTP_PROXY",
-    "NO_PROXY",
-    "https_proxy",
-    "http_proxy",
-    "no_proxy",
-)
+__all__ = ["FetchLimits", "HelmFetcher", "DependencyFetcher"]
+T = TypeVar("T")
+
 RANGE_SECONDS = 600.0  # how long a range's resolution (`~1.2.0` → 1.2.7) is reused
 # How long a failed fetch is said again without asking: a replay's next change, or the same PR's
 # other side, would only wait for the same refusal. Short, so a repository back up is seen soon.
@@ -50,38 +43,44 @@ FAILED_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
-class FetchLimits:
-    """Per fetch. A chart archive is kilobytes and an index rarely 20 MB: the defaults stop only a
-    server that streams for ever or never answers."""
-
-    wall_seconds: float = 60.0
-    cpu_seconds: int = 30
-    max_bytes: int = 64 << 20  # any one file the download writes: the index, the archive
+class _Pulled:
+    version: str
+    data: bytes
+    index_digest: str | None  # what the index says the bytes hash to, where there is one
 
 
 class DependencyFetcher(Protocol):
-    def fetch(self, request: DependencyRequest, policy: FetchPolicy) -> Fetched: ...
+    def fetch(
+        self, request: DependencyRequest, policy: FetchPolicy, pinned: Pinned | None = None
+    ) -> Fetched:
+        """`pinned`: the review's indexes, so that one review reads each index once."""
+        ...
 
 
 class HelmFetcher:
     def __init__(
         self,
         store: DependencyStore | None = None,
-        limits: FetchLimits = FetchLimits(),
+        limits: FetchLimits | None = None,
         environ: Mapping[str, str] | None = None,
         repositories: Sequence[Access] = (),
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store if store is not None else DependencyStore()
-        self.limits = limits
+        self.limits = limits if limits is not None else FetchLimits()
         # --repository-config: names for `@name` repositories, and their credentials
         self.repositories = tuple(repositories)
         self.environ = environ if environ is not None else os.environ
         self.requests = 0  # fetch processes started: what a warm review must leave at zero
+        self.clock = clock
+        self.indexes = SharedIndexes(clock)
         self._ranges: dict[tuple[str, str, str], tuple[str, float]] = {}
         self._failed: dict[tuple[str, str, str], tuple[str, float]] = {}
         self._lock = threading.Lock()
 
-    def fetch(self, request: DependencyRequest, policy: FetchPolicy) -> Fetched:
+    def fetch(
+        self, request: DependencyRequest, policy: FetchPolicy, pinned: Pinned | None = None
+    ) -> Fetched:
         written = request.repository
         request = self._named(request)
         access = policy.access(request.repository) or policy.access(written)
@@ -96,17 +95,17 @@ class HelmFetcher:
         key = (request.repository, request.name, request.version)
         with self._lock:
             failed = self._failed.get(key)
-        if failed is not None and failed[1] > time.monotonic():
+        if failed is not None and failed[1] > self.clock():
             raise FetchError(request, failed[0])
         with self.store.locked(request):
             hit = self._stored(request, offline=False)  # fetched meanwhile by another process
             if hit is not None:
                 return hit
             try:
-                return self._download(request, access)
+                return self._download(request, access, pinned)
             except FetchError as exc:
                 with self._lock:
-                    self._failed[key] = (exc.reason, time.monotonic() + FAILED_SECONDS)
+                    self._failed[key] = (exc.reason, self.clock() + FAILED_SECONDS)
                 raise
 
     def _named(self, request: DependencyRequest) -> DependencyRequest:
@@ -139,74 +138,103 @@ class HelmFetcher:
     def _range_choice(self, request: DependencyRequest) -> str | None:
         with self._lock:
             chosen = self._ranges.get((request.repository, request.name, request.version))
-        return chosen[0] if chosen is not None and chosen[1] > time.monotonic() else None
+        return chosen[0] if chosen is not None and chosen[1] > self.clock() else None
 
-    def _download(self, request: DependencyRequest, access: Access) -> Fetched:
-        with tempfile.TemporaryDirectory(prefix="chart-review-fetch-") as tmp:
-            reply = self._run(request, access, tmp)
-            if "error" in reply:
-                raise FetchError(request, self._reason(str(reply["error"])))
-            data = Path(str(reply["file"])).read_bytes()
-        version = str(reply["version"])
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        expected = reply.get("index_digest")
-        if expected and digest != f"sha256:{str(expected).removeprefix('sha256:')}":
+    def _download(
+        self, request: DependencyRequest, access: Access, pinned: Pinned | None
+    ) -> Fetched:
+        auth = credentials(access, self.environ)
+        if request.oci:
+            pulled = self._pull_oci(request, access, auth)
+        else:
+            pulled = self._pull_archive(request, auth, pinned)
+        digest = "sha256:" + hashlib.sha256(pulled.data).hexdigest()
+        expected = pulled.index_digest
+        if expected and digest != f"sha256:{expected.removeprefix('sha256:')}":
             raise FetchError(
                 request, f"the archive's sha256 is {digest}, the index says {expected}"
             )
-        fetched = self.store.put(request, version, data)
+        fetched = self.store.put(request, pulled.version, pulled.data)
         if not request.exact:
             with self._lock:
                 key = (request.repository, request.name, request.version)
-                self._ranges[key] = (version, time.monotonic() + RANGE_SECONDS)
+                self._ranges[key] = (pulled.version, self.clock() + RANGE_SECONDS)
         return fetched
+
+    def _pull_archive(
+        self, request: DependencyRequest, auth: tuple[str, str] | None, pinned: Pinned | None
+    ) -> _Pulled:
+        key = index_key(request.repository, auth)
+        index = self.indexes.get(key, lambda: self._read_index(request, auth), pinned)
+        if isinstance(index, IndexFailure):
+            raise FetchError(request, index.reason)
+        entry = index.choose(request)
+        url = index.archive_url(request, entry)
+        data = self._run(
+            {"kind": "archive", "url": url, **_http_auth(request.repository, auth)}, _file_bytes
+        )
+        if isinstance(data, str):
+            raise FetchError(request, data)
+        return _Pulled(entry.version, data, entry.digest)
+
+    def _read_index(self, request: DependencyRequest, auth: tuple[str, str] | None) -> IndexResult:
+        payload = {"kind": "index", "url": index_url(request.repository)}
+        index = self._run(
+            {**payload, **_http_auth(request.repository, auth)},
+            lambda reply: load_index(request.repository, str(reply["file"])),
+        )
+        return IndexFailure(index) if isinstance(index, str) else index
+
+    def _pull_oci(
+        self, request: DependencyRequest, access: Access, auth: tuple[str, str] | None
+    ) -> _Pulled:
+        payload = {
+            "kind": "oci",
+            "repository": request.repository,
+            "name": request.name,
+            "version": request.version.strip(),
+            "exact": request.exact,
+            "plain_http": plain_http(request.repository),
+            "username": auth[0] if auth else None,
+            "password": auth[1] if auth else None,
+            "registry_config": access.registry_config,
+        }
+        pulled = self._run(
+            payload, lambda reply: _Pulled(str(reply["version"]), _file_bytes(reply), None)
+        )
+        if isinstance(pulled, str):
+            raise FetchError(request, pulled)
+        return pulled
+
+    def _run(self, payload: dict[str, Any], read: Callable[[dict[str, Any]], T]) -> T | str:
+        """The child's reply, read by `read` before the child's directory goes; or why none came."""
+        with tempfile.TemporaryDirectory(prefix="chart-review-fetch-") as tmp:
+            dest = os.path.join(tmp, "out")
+            os.mkdir(dest)
+            with self._lock:
+                self.requests += 1
+            reply = run_child({**payload, "dest": dest}, self.limits, self.environ, tmp)
+            if "error" in reply:
+                return self._reason(str(reply["error"]))
+            return read(reply)
 
     def _reason(self, helm_says: str) -> str:
         """Helm's error, or what it means: a refusal for want of credentials says what to do, a
         write the size limit stopped says which limit."""
-        if "file too large" in helm_says:
+        if "file too large" in helm_says or helm_says == "the download exceeded its size limit":
             return f"the download exceeded its size limit ({self.limits.max_bytes} bytes a file)"
         if any(marker in helm_says.lower() for marker in _AUTH_MARKERS):
             return f"{helm_says}; {AUTH_HINT}"
         return helm_says
 
-    def _run(self, request: DependencyRequest, access: Access, tmp: str) -> dict[str, object]:
-        dest = os.path.join(tmp, "out")
-        os.mkdir(dest)
-        auth = credentials(access, self.environ)
-        payload = {
-            "repository": request.repository,
-            "name": request.name,
-            "version": request.version.strip(),
-            "exact": request.exact,
-            "oci": request.oci,
-            "plain_http": plain_http(request.repository),
-            "username": auth[0] if auth else None,
-            "password": auth[1] if auth else None,
-            "registry_config": access.registry_config,
-            "dest": dest,
-            "max_bytes": self.limits.max_bytes,
-            "cpu_seconds": self.limits.cpu_seconds,
-        }
-        self.requests += 1
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "bot.render.deps.child"],
-                input=json.dumps(payload).encode(),
-                capture_output=True,
-                timeout=self.limits.wall_seconds,
-                env=_child_env(self.environ, tmp),
-                cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
-            return {"error": f"no answer within {self.limits.wall_seconds:g} s"}
-        try:
-            reply = json.loads(done.stdout or b"{}")
-        except ValueError:
-            reply = {}
-        if not isinstance(reply, dict) or not reply:
-            return {"error": _crashed(done)}
-        return reply
+
+def _file_bytes(reply: dict[str, Any]) -> bytes:
+    return Path(str(reply["file"])).read_bytes()
+
+
+def _http_auth(repository: str, auth: tuple[str, str] | None) -> dict[str, str | None]:
+    """What the child needs to send the credentials to the repository's own origin only."""
+    return {"home": repository, "authorization": basic(*auth) if auth else None}
 
 
 _AUTH_MARKERS = ("401", "unauthorized", "credential", "authentication required")
@@ -214,29 +242,3 @@ AUTH_HINT = (
     "the repository wants credentials: name it in dependencies.repositories and set "
     "HELM_REPO_<NAME>_USERNAME and _PASSWORD for the bot"
 )
-
-
-def _child_env(environ: Mapping[str, str], tmp: str) -> dict[str, str]:
-    env = {key: environ[key] for key in _PASSED if key in environ}
-    helm = os.path.join(tmp, "helm")
-    return {
-        **env,
-        "HOME": tmp,
-        "TMPDIR": tmp,  # Helm's own temp files go where the fetch's are removed, even when killed
-        "PYTHONPATH": _ROOT,
-        "HELM_CACHE_HOME": os.path.join(helm, "cache"),
-        "HELM_CONFIG_HOME": os.path.join(helm, "config"),
-        "HELM_DATA_HOME": os.path.join(helm, "data"),
-        "HELM_REGISTRY_CONFIG": os.path.join(helm, "registry.json"),
-        "HELM_REPOSITORY_CONFIG": os.path.join(helm, "repositories.yaml"),
-        "HELM_REPOSITORY_CACHE": os.path.join(helm, "cache", "repository"),
-    }
-
-
-def _crashed(done: subprocess.CompletedProcess[bytes]) -> str:
-    if done.returncode < 0 and -done.returncode == 25:  # SIGXFSZ: wrote past the size limit
-        return "the download exceeded its size limit"
-    if done.returncode < 0 and -done.returncode in (9, 24):  # SIGKILL, SIGXCPU
-        return "the download exceeded its CPU time limit"
-    tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-    return f"the fetch process ended with status {done.returncode}: {tail[0][:300]}"

@@ -9,6 +9,7 @@ Credentials are never in the repository: the config names environment variables
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -77,8 +78,15 @@ def credentials(access: Access, environ: Mapping[str, str] = os.environ) -> tupl
 
 def plain_http(url: str) -> bool:
     """An `http://` repository, or a registry on a loopback address (as Docker treats them: an
-    insecure registry unless it says otherwise), is spoken to without TLS."""
+    insecure registry unless it says otherwise), is spoken to without TLS. Loopback is an address
+    in 127.0.0.0/8 or ::1, or the name `localhost` itself: `127.example.com` is a name like any
+    other, which DNS may send anywhere."""
     if url.startswith("http://"):
         return True
     host = urlsplit(url.replace(OCI, "https://", 1)).hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -54,6 +54,12 @@ class Metrics:
             "Jobs waiting in the queue, read when scraped (NaN when the queue does not answer).",
             registry=self.registry,
         )
+        self.commands = Counter(
+            PREFIX + "commands_total",
+            "Comment commands, by command and what was done: run, answered, refused, held back.",
+            ["command", "outcome"],
+            registry=self.registry,
+        )
         self.body_bytes = Gauge(
             PREFIX + "webhook_body_bytes",
             "Bytes held by the webhook bodies being received or handled, by bytes arrived.",
@@ -82,6 +88,9 @@ class Metrics:
 
     def delivery(self, event: str, outcome: str) -> None:
         self.deliveries.labels(event=event, outcome=outcome).inc()
+
+    def command(self, command: str, outcome: str) -> None:
+        self.commands.labels(command=command, outcome=outcome).inc()
 
     def review_finished(self, conclusion: str, seconds: float) -> None:
         self.reviews.labels(conclusion=conclusion).inc()

@@ -28,7 +28,7 @@ from bot.app.logs import log_context
 from bot.app.metrics import Metrics
 from bot.app.publish import CheckRunOutput
 from bot.app.queue import CRASH_LIMIT, Busy, HueyJobQueue
-from bot.app.review_pull import integration_branch_of, review_pull, target_config
+from bot.app.review_pull import Published, integration_branch_of, review_pull, target_config
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
 from bot.app.version_watch import claimants, claimed_versions
@@ -181,6 +181,7 @@ class Worker:
                 client, git, pr, open_prs, self.renderer, self.cache, links, self.fetcher
             )
             log.info("review published: %s", published.conclusion)
+            self._log_not_reviewed(published)
             if not job.reason.startswith(RECHECK):  # a re-check never sets off more re-checks
                 self._recheck_rivals(git, job, pr, open_prs)
             self._refresh_board(client, git, pr.base_ref, open_prs)
@@ -189,6 +190,14 @@ class Worker:
                 opened.close()
         if self.metrics is not None:
             self.metrics.review_finished(published.conclusion, time.perf_counter() - started)
+
+    def _log_not_reviewed(self, published: Published) -> None:
+        """A chart the review could not look at (a dependency refused, its archive not matching
+        the index, a Chart.lock out of sync) is the operator's to hear of, not only the PR's."""
+        for chart in published.report.not_reviewed if published.report else ():
+            log.warning("chart %s not reviewed: %s", chart.path, chart.not_reviewed)
+            if self.metrics is not None:
+                self.metrics.chart_not_reviewed()
 
     def _recheck_rivals(
         self, git: GitRepo, job: ReviewJob, pr: PullState, open_prs: Sequence[PullState]

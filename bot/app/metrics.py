@@ -54,6 +54,12 @@ class Metrics:
             "Jobs waiting in the queue, read when scraped (NaN when the queue does not answer).",
             registry=self.registry,
         )
+        self.not_reviewed = Counter(
+            PREFIX + "charts_not_reviewed_total",
+            "Charts a review could not look at (a dependency refused, a lock out of sync); the "
+            "worker's log says why.",
+            registry=self.registry,
+        )
         self.commands = Counter(
             PREFIX + "commands_total",
             "Comment commands, by command and what was done: run, answered, refused, held back.",
@@ -88,6 +94,9 @@ class Metrics:
 
     def delivery(self, event: str, outcome: str) -> None:
         self.deliveries.labels(event=event, outcome=outcome).inc()
+
+    def chart_not_reviewed(self) -> None:
+        self.not_reviewed.inc()
 
     def command(self, command: str, outcome: str) -> None:
         self.commands.labels(command=command, outcome=outcome).inc()

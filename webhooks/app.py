@@ -26,15 +26,19 @@ from bot.app.metrics import CONTENT_TYPE, Metrics
 from bot.app.queue import HueyJobQueue
 from bot.app.settings import Settings, SettingsError
 from bot.app.store import Store
+from webhooks.budget import BodyBudget, BudgetCaps
+from webhooks.caps import BODY_CLAIM_TTL, MAX_DELIVERY_ID
 from webhooks.events import PONG, PayloadError, Routed, route
 from webhooks.limits import BodyLimits
+from webhooks.pace import Timer
+from webhooks.refusal import Refusal
 from webhooks.signature import SIGNATURE_HEADER, verify_signature
+from webhooks.sources import source_of
 
 log = logging.getLogger(__name__)
 
 EVENT_HEADER = "X-GitHub-Event"
 DELIVERY_HEADER = "X-GitHub-Delivery"
-MAX_DELIVERY_ID = 100
 # Before the signature is checked, the event header is anyone's text: it must not become a label.
 UNVERIFIED_EVENT = "unverified"
 DUPLICATE = "duplicate delivery"
@@ -42,9 +46,9 @@ DUPLICATE = "duplicate delivery"
 # the signature: a captured delivery replayed under fresh ids is dropped. GitHub's own redelivery
 # keeps the original id, so the id claim already decides it; the body claim is released whenever
 # nothing was queued (queue down, id seen), so a maintainer's redelivery of a failed delivery
-# still goes through. It lapses after an hour because two genuine events can share a body (the
-# same "Re-run" clicked twice on an unchanged check run): an hour's replays cost one job at most.
-BODY_CLAIM_TTL = 3600.0
+# still goes through. It lapses after BODY_CLAIM_TTL (an hour) because two genuine events can share
+# a body (the same "Re-run" clicked twice on an unchanged check run): an hour's replays cost one
+# job at most.
 BODY_KEY = "body:"
 
 
@@ -69,8 +73,10 @@ def create_app(
     queue: JobQueue,
     metrics: Metrics | None = None,
     store: Store | None = None,
+    timer: Timer | None = None,
 ) -> FastAPI:
-    """`store` holds the body claims; by default the queue's own (where its delivery claims are)."""
+    """`store` holds the body claims; by default the queue's own (where its delivery claims are).
+    `timer` paces the bodies being received (webhooks/pace.py); the monotonic clock by default."""
     require_webhook_secret(settings)
     metrics = metrics or Metrics()
     metrics.watch_queue(queue.depth)
@@ -78,8 +84,16 @@ def create_app(
     app = FastAPI(title="chart-review-bot", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.metrics = metrics
     app.add_exception_handler(HTTPException, http_error)
+    budget = BodyBudget(BudgetCaps.for_cap(settings.max_body_bytes))
+    app.state.body_budget = budget
+    metrics.watch_bodies(lambda: budget.held, budget.bodies_arriving)
     app.add_middleware(
-        BodyLimits, max_bytes=settings.max_body_bytes, on_refused=refusal_recorder(metrics)
+        BodyLimits,
+        max_bytes=settings.max_body_bytes,
+        budget=budget,
+        trusted_proxies=settings.trusted_proxies,
+        on_refused=refusal_recorder(metrics),
+        timer=timer,
     )
 
     # Plain `def` routes: FastAPI runs them in its threadpool, off the event loop, since both
@@ -102,13 +116,14 @@ def queue_store(queue: JobQueue) -> Store:
     raise TypeError(f"create_app needs a store for the body claims beside {type(queue).__name__}")
 
 
-def refusal_recorder(metrics: Metrics) -> Callable[[int, str, str], None]:
+def refusal_recorder(metrics: Metrics) -> Callable[[Refusal], None]:
     """What BodyLimits does with a body it refused before the receiver saw it: what the receiver
-    does with its own refusals."""
+    does with its own refusals, naming the source it was counted to."""
 
-    def record(status: int, reason: str, outcome: str) -> None:
-        metrics.delivery(UNVERIFIED_EVENT, outcome)
-        log.warning("delivery rejected (%d): %s", status, reason)
+    def record(refusal: Refusal) -> None:
+        metrics.delivery(UNVERIFIED_EVENT, refusal.outcome)
+        with log_context(delivery=refusal.delivery, source=refusal.source):
+            log.warning("delivery rejected (%d): %s", refusal.status, refusal.reason)
 
     return record
 
@@ -137,7 +152,9 @@ class Receiver:
 
     async def handle(self, request: Request) -> JSONResponse:
         event = UNVERIFIED_EVENT
-        with log_context(delivery=request.headers.get(DELIVERY_HEADER, "")[:100] or None):
+        delivery_header = request.headers.get(DELIVERY_HEADER, "")[:MAX_DELIVERY_ID] or None
+        source = source_of(request.scope, self.settings.trusted_proxies)
+        with log_context(delivery=delivery_header, source=source):
             try:
                 body = await request.body()  # bounded by BodyLimits on its way in
                 check_signature(self.settings.webhook_secret, body, request)

@@ -15,15 +15,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-# GitHub writes a delivery's head in one go; a head not complete after this long is a stall.
-HEADER_TIMEOUT = 5.0
-# uvicorn's default: an idle keep-alive connection is closed after this long.
-KEEP_ALIVE_TIMEOUT = 5
-# h11's default, stated: a head that is still incomplete past this many bytes is refused with 400.
-MAX_HEADER_BYTES = 16 * 1024
-# Open connections (and requests in progress) at once. GitHub opens one connection per delivery
-# and is answered in milliseconds, so a burst needs a few; past this, uvicorn answers 503.
-MAX_CONNECTIONS = 128
+from webhooks.caps import HEADER_TIMEOUT, KEEP_ALIVE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES
 
 HEAD_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 OVER_CAPACITY = (
@@ -88,6 +80,10 @@ def server_options() -> dict[str, Any]:
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "timeout_keep_alive": KEEP_ALIVE_TIMEOUT,
         "limit_concurrency": MAX_CONNECTIONS,
+        # The client address stays the connection's peer: whom to believe about another is
+        # WEBHOOK_TRUSTED_PROXIES's to say (webhooks/sources.py), not uvicorn's default of
+        # believing X-Forwarded-For from 127.0.0.1.
+        "proxy_headers": False,
         "log_config": None,  # the bot's own JSON logging (bot/app/logs.py)
         "access_log": False,
     }

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from github import GithubException
 
+from bot.app.commands import RUN, WRITERS, count, denied_answer, give_answer, help_answer
 from bot.app.disk_full import waiting_for_space
 from bot.app.github.app import GitHubApp, PullState, RepoClient
 from bot.app.give_up import give_up
@@ -27,7 +28,7 @@ from bot.app.logs import log_context
 from bot.app.metrics import Metrics
 from bot.app.publish import CheckRunOutput
 from bot.app.queue import CRASH_LIMIT, Busy, HueyJobQueue
-from bot.app.review_pull import integration_branch_of, review_pull, target_config
+from bot.app.review_pull import Published, integration_branch_of, review_pull, target_config
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
 from bot.app.version_watch import claimants, claimed_versions
@@ -43,26 +44,11 @@ from bot.versions.board import board_markdown, build_board
 
 log = logging.getLogger(__name__)
 
-WRITERS = frozenset({"admin", "maintain", "write"})
 LEASE_TTL = 20.0  # renewed while held; a dead worker's PR frees within this
 REVIEWED_TTL = 30 * 24 * 3600.0
 RECHECK = "recheck:"
 RIVAL = RECHECK + "rival"
 BOARD_TITLE = "Chart version board"
-HELP = """\
-chart-review commands (write the command as the first line of a PR comment):
-
-- `/chart-review` or `/chart-review run`: review the PR's current head again (write, maintain or admin permission).
-- `/chart-review help`: this list.
-"""
-# A user without permission is told why once per PR per hour; their further commands in that hour
-# get a reaction, so that nobody can make the bot fill a PR with its refusals.
-DENIED_REPLY_TTL = 3600.0
-DENIED_REACTION = "confused"
-DENIED = (
-    "@{user}: `/chart-review` re-runs the review for users with write, maintain or admin permission "
-    "on {repo}; your permission is {role}, so nothing ran. A maintainer can run it for you."
-)
 
 
 SUPERSEDED = CheckRunOutput(
@@ -195,6 +181,7 @@ class Worker:
                 client, git, pr, open_prs, self.renderer, self.cache, links, self.fetcher
             )
             log.info("review published: %s", published.conclusion)
+            self._log_not_reviewed(published)
             if not job.reason.startswith(RECHECK):  # a re-check never sets off more re-checks
                 self._recheck_rivals(git, job, pr, open_prs)
             self._refresh_board(client, git, pr.base_ref, open_prs)
@@ -203,6 +190,14 @@ class Worker:
                 opened.close()
         if self.metrics is not None:
             self.metrics.review_finished(published.conclusion, time.perf_counter() - started)
+
+    def _log_not_reviewed(self, published: Published) -> None:
+        """A chart the review could not look at (a dependency refused, its archive not matching
+        the index, a Chart.lock out of sync) is the operator's to hear of, not only the PR's."""
+        for chart in published.report.not_reviewed if published.report else ():
+            log.warning("chart %s not reviewed: %s", chart.path, chart.not_reviewed)
+            if self.metrics is not None:
+                self.metrics.chart_not_reviewed()
 
     def _recheck_rivals(
         self, git: GitRepo, job: ReviewJob, pr: PullState, open_prs: Sequence[PullState]
@@ -279,13 +274,14 @@ class Worker:
 
     def command(self, job: CommandJob) -> None:
         client = self.github.repo(job.repo.full_name, job.repo.installation_id)
-        if job.command == "help":
-            client.reply(job.number, HELP)
+        if job.command == "help":  # anyone's to ask: its caps are give_answer's
+            give_answer(client, self.store, job, help_answer(), self.metrics)
             return
         role = client.permission(job.user)
         if role not in WRITERS:
-            self._deny(client, job, role)
+            give_answer(client, self.store, job, denied_answer(job, role), self.metrics)
             return
+        count(self.metrics, job, RUN)
         client.react(job.comment_id, "eyes")
         pr = client.pull(job.number)
         if pr is None or pr.state != "open":
@@ -293,20 +289,6 @@ class Worker:
             return
         review = ReviewJob(job.repo, job.number, pr.head_sha, "command", job.delivery)
         self.review(replace(review, recovered=job.recovered, crashes=job.crashes))
-
-    def _deny(self, client: RepoClient, job: CommandJob, role: str) -> None:
-        """The reply saying why, once per PR, user and hour; a reaction to the commands after it."""
-        told = f"denied:{job.repo.full_name}#{job.number}:{job.user}"
-        if not self.store.claim(told, DENIED_REPLY_TTL):
-            client.react(job.comment_id, DENIED_REACTION)
-            return
-        try:
-            client.reply(
-                job.number, DENIED.format(user=job.user, repo=job.repo.full_name, role=role)
-            )
-        except Exception:
-            self.store.release(told)  # not told yet: the next command tries again
-            raise
 
     # -- the release board ---------------------------------------------------------------------
 
@@ -325,9 +307,15 @@ class Worker:
         client.upsert_issue(BOARD_TITLE, board_markdown(board))
 
 
-def make_worker(settings: Settings, github: GitHubApp, metrics: Metrics | None) -> HueyJobQueue:
-    """A queue whose jobs this process runs (the in-process consumer of `serve`, or `worker`)."""
-    queue = HueyJobQueue.from_settings(settings)
+def make_worker(
+    settings: Settings,
+    github: GitHubApp,
+    metrics: Metrics | None,
+    clock: Callable[[], float] = time.time,
+) -> HueyJobQueue:
+    """A queue whose jobs this process runs (the in-process consumer of `serve`, or `worker`);
+    `clock` is its store's (tests move it by hand)."""
+    queue = HueyJobQueue.from_settings(settings, clock=clock)
     worker = Worker(settings, github, queue, queue.store, metrics)
     queue.handler = waiting_for_space(worker.run, settings.disk_full_retry)
     close = getattr(worker.renderer, "close", None)

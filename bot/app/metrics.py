@@ -54,6 +54,28 @@ class Metrics:
             "Jobs waiting in the queue, read when scraped (NaN when the queue does not answer).",
             registry=self.registry,
         )
+        self.not_reviewed = Counter(
+            PREFIX + "charts_not_reviewed_total",
+            "Charts a review could not look at (a dependency refused, a lock out of sync); the "
+            "worker's log says why.",
+            registry=self.registry,
+        )
+        self.commands = Counter(
+            PREFIX + "commands_total",
+            "Comment commands, by command and what was done: run, answered, refused, held back.",
+            ["command", "outcome"],
+            registry=self.registry,
+        )
+        self.body_bytes = Gauge(
+            PREFIX + "webhook_body_bytes",
+            "Bytes held by the webhook bodies being received or handled, by bytes arrived.",
+            registry=self.registry,
+        )
+        self.bodies_arriving = Gauge(
+            PREFIX + "webhook_bodies_arriving",
+            "Webhook bodies still arriving, before their signature can be checked.",
+            registry=self.registry,
+        )
         self.api_errors = Counter(
             PREFIX + "github_api_errors_total",
             "GitHub API responses with an error status.",
@@ -65,8 +87,19 @@ class Metrics:
         """Read the queue depth from `depth` at every scrape."""
         self.queue_depth.set_function(lambda: _safe_depth(depth))
 
+    def watch_bodies(self, held: Callable[[], int], arriving: Callable[[], int]) -> None:
+        """Read what the receiver's body budget holds at every scrape."""
+        self.body_bytes.set_function(lambda: float(held()))
+        self.bodies_arriving.set_function(lambda: float(arriving()))
+
     def delivery(self, event: str, outcome: str) -> None:
         self.deliveries.labels(event=event, outcome=outcome).inc()
+
+    def chart_not_reviewed(self) -> None:
+        self.not_reviewed.inc()
+
+    def command(self, command: str, outcome: str) -> None:
+        self.commands.labels(command=command, outcome=outcome).inc()
 
     def review_finished(self, conclusion: str, seconds: float) -> None:
         self.reviews.labels(conclusion=conclusion).inc()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -56,10 +57,11 @@ class Busy(Exception):
         self.delay = delay
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, clock: Callable[[], float] = time.time) -> Store:
+    """`clock` is SQLite's expiry clock; Redis keeps its own time."""
     if settings.redis_url:
         return RedisStore(settings.redis_url)
-    return SqliteStore(settings.data_dir / "state.db")
+    return SqliteStore(settings.data_dir / "state.db", clock)
 
 
 class RefusingHuey(Huey):
@@ -130,8 +132,13 @@ class HueyJobQueue:
         self.on_close.clear()
 
     @classmethod
-    def from_settings(cls, settings: Settings, handler: Handler | None = None) -> HueyJobQueue:
-        return cls(make_huey(settings), open_store(settings), handler)
+    def from_settings(
+        cls,
+        settings: Settings,
+        handler: Handler | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> HueyJobQueue:
+        return cls(make_huey(settings), open_store(settings, clock), handler)
 
     def _execute(self, data: dict[str, Any]) -> None:
         if self.handler is None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,8 @@ GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 # files stays well under 5 MB. A body is held in memory until its signature is checked, so the cap
 # is what an unsigned sender can make each connection cost.
 MAX_BODY_BYTES = 5 * 1024 * 1024
+# WEBHOOK_TRUSTED_PROXIES: addresses or networks, separated by commas or spaces.
+TRUSTED_PROXIES_SPLIT = re.compile(r"[,\s]+")
 # A job stopped by a full disk runs again after this many seconds (bot/app/disk_full.py); each try
 # fetches its mirror again.
 DISK_FULL_RETRY = 60.0
@@ -43,6 +47,9 @@ class Settings:
     seconds_between_writes: float = 1.0
     github_retry_backoff: float = 0.5  # before the first retry of a failed GitHub call; doubles
     max_body_bytes: int = MAX_BODY_BYTES
+    # The proxies whose X-Forwarded-For names a request's source (webhooks/sources.py); none: the
+    # connection's peer is the source.
+    trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     log_level: str = "INFO"
     metrics_port: int | None = None  # `chart-review worker` serves /metrics here when set
     render_limits: SandboxLimits = SandboxLimits()
@@ -66,6 +73,7 @@ class Settings:
             seconds_between_writes=_float(env, "GITHUB_SECONDS_BETWEEN_WRITES", 1.0),
             github_retry_backoff=_float(env, "GITHUB_RETRY_BACKOFF", 0.5),
             max_body_bytes=max_body_bytes(env),
+            trusted_proxies=trusted_proxies(env),
             log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
             metrics_port=_int(env, "METRICS_PORT"),
             render_limits=render_limits(env),
@@ -99,6 +107,23 @@ def max_body_bytes(env: Mapping[str, str]) -> int:
             f"cap on a payload), got {value}"
         )
     return value
+
+
+def trusted_proxies(
+    env: Mapping[str, str],
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """WEBHOOK_TRUSTED_PROXIES: `10.0.0.0/8, 192.168.1.7`; an address is a network of one."""
+    raw = env.get("WEBHOOK_TRUSTED_PROXIES", "").strip()
+    networks = []
+    for entry in TRUSTED_PROXIES_SPLIT.split(raw) if raw else []:
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise SettingsError(
+                f"WEBHOOK_TRUSTED_PROXIES: {entry!r} is neither an IP address nor a network "
+                "(such as 10.0.0.0/8)"
+            ) from None
+    return tuple(networks)
 
 
 def render_limits(env: Mapping[str, str] | None = None) -> SandboxLimits:

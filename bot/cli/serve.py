@@ -8,6 +8,8 @@ same process (the one-machine default). `worker` runs a consumer alone, for scal
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import uvicorn
@@ -71,18 +73,21 @@ def github_app(settings: Settings) -> GitHubApp:
     )
 
 
-def build(settings: Settings, with_worker: bool = True) -> AppProcess:
-    """The receiver, its queue and (optionally) an in-process consumer, not yet started."""
+def build(
+    settings: Settings, with_worker: bool = True, clock: Callable[[], float] = time.time
+) -> AppProcess:
+    """The receiver, its queue and (optionally) an in-process consumer, not yet started; `clock`
+    is the store's, where deliveries, bodies and replies are claimed for a time."""
     settings.require_app()
     metrics = Metrics()
     if with_worker:
-        queue = make_worker(settings, github_app(settings), metrics)
+        queue = make_worker(settings, github_app(settings), metrics, clock)
         consumer: Consumer | None = EmbeddedConsumer(
             queue.huey, workers=settings.workers, max_delay=MAX_POLL_DELAY
         )
         reaper: Reaper | None = Reaper(queue)
     else:
-        queue, consumer, reaper = HueyJobQueue.from_settings(settings), None, None
+        queue, consumer, reaper = HueyJobQueue.from_settings(settings, clock=clock), None, None
     app = create_app(settings, queue, metrics, store=queue.store)
     return AppProcess(app, queue, consumer, reaper)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 
 from bot.app.settings import GITHUB_MAX_PAYLOAD_BYTES, MAX_BODY_BYTES, Settings, SettingsError
@@ -27,3 +29,22 @@ def test_webhook_max_bytes_out_of_range_is_refused(raw: str, error: str) -> None
     with pytest.raises(SettingsError) as refused:
         Settings.from_env({"WEBHOOK_MAX_BYTES": raw})
     assert str(refused.value).startswith(error)
+
+
+def test_trusted_proxies_are_none_by_default_and_take_addresses_and_networks() -> None:
+    assert Settings.from_env({}).trusted_proxies == ()
+    env = {"WEBHOOK_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7\tfd00::/8"}
+    assert Settings.from_env(env).trusted_proxies == (
+        ipaddress.ip_network("10.0.0.0/8"),
+        ipaddress.ip_network("192.168.1.7/32"),
+        ipaddress.ip_network("fd00::/8"),
+    )
+
+
+def test_a_trusted_proxy_that_is_no_address_is_refused_naming_it() -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"WEBHOOK_TRUSTED_PROXIES": "10.0.0.0/8,ingress-nginx"})
+    assert str(refused.value) == (
+        "WEBHOOK_TRUSTED_PROXIES: 'ingress-nginx' is neither an IP address nor a network "
+        "(such as 10.0.0.0/8)"
+    )

@@ -99,13 +99,17 @@ def test_every_pod_is_guaranteed_on_every_profile(report: dict[str, Any]) -> Non
     assert {key: qos for key, qos in classes.items() if qos != "Guaranteed"} == {}
 
 
-def render(profile: str, redis: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Every object the chart renders with ci/<profile>-values.yaml (and `redis` values on top)."""
+def render(
+    profile: str, redis: dict[str, Any] | None = None, **sections: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Every object the chart renders with ci/<profile>-values.yaml (and `redis` values, and
+    each of `sections`, merged on top of their sections)."""
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w:gz") as tar:
         tar.add(CHART, arcname="chart-review-bot")
     values = yaml.safe_load((CHART / "ci" / f"{profile}-values.yaml").read_text())
-    values["redis"] = {**values.get("redis", {}), **(redis or {})}
+    for name, section in {"redis": redis or {}, **sections}.items():
+        values[name] = {**values.get(name, {}), **section}
     templates = EmbeddedHelm().render(archive.getvalue(), values, RELEASE, "default")
     return [
         doc
@@ -152,6 +156,26 @@ def test_with_redis_the_web_only_receives_and_workers_share_the_bundled_redis() 
     assert env(web)["REDIS_URL"] == env(work)["REDIS_URL"] == url
     services = {d["metadata"]["name"] for d in docs if d["kind"] == "Service"}
     assert services == {"release-chart-review-bot", "release-chart-review-bot-redis"}
+
+
+def trusted_proxies(profile: str, **sections: dict[str, Any]) -> str | None:
+    """WEBHOOK_TRUSTED_PROXIES of the web container, as the profile renders it."""
+    (web,) = deployment(render(profile, **sections), "web")["spec"]["template"]["spec"][
+        "containers"
+    ]
+    return env(web).get("WEBHOOK_TRUSTED_PROXIES")
+
+
+def test_behind_the_ingress_the_receiver_believes_the_controllers_forwarded_for() -> None:
+    """The Ingress controller is every delivery's peer: trusted, it names each sender, who then
+    has a source's caps of its own (webhooks/sources.py)."""
+    private = "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+    assert trusted_proxies("redis") == private  # the profile with the Ingress
+    assert trusted_proxies("default") is None  # no Ingress: the peer is the sender
+    # A proxy of the user's own (an OpenShift Route's router), beside the Ingress or without it.
+    router = {"trustedProxies": ["10.128.0.0/14"]}
+    assert trusted_proxies("default", web=router) == "10.128.0.0/14"
+    assert trusted_proxies("redis", web=router) == "10.128.0.0/14," + private
 
 
 def test_openshift_pins_no_uid() -> None:

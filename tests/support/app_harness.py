@@ -125,8 +125,9 @@ def app_settings(fake: FakeGitHub, data_dir: Path, **overrides: Any) -> Settings
 
 
 @contextmanager
-def running_app(settings: Settings) -> Iterator[RunningApp]:
-    process = build(settings, with_worker=True)
+def running_app(settings: Settings, clock: Callable[[], float] = time.time) -> Iterator[RunningApp]:
+    """`clock`: the store's (a ManualClock lets a test pass an hour of claims at once)."""
+    process = build(settings, with_worker=True, clock=clock)
     # Bound here and handed to uvicorn: a port probed free and bound later can be taken in between
     # (by another test run, or any process's outgoing connection).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)

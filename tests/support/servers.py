@@ -19,15 +19,17 @@ STARTUP_TIMEOUT_SECONDS = 10.0
 
 
 @contextmanager
-def serve_app(app: Any) -> Iterator[str]:
-    """Run `app` until the block ends; yields its base URL, e.g. "http://127.0.0.1:43121"."""
+def serve_app(app: Any, options: dict[str, Any] | None = None) -> Iterator[str]:
+    """Run `app` until the block ends; yields its base URL, e.g. "http://127.0.0.1:43121".
+    `options`: uvicorn's, such as webhooks.server.server_options() to serve as `serve` does."""
     # Bind the socket here, before uvicorn starts, so the port is known and never raced for.
     # IPPROTO_TCP explicitly: asyncio enables TCP_NODELAY only on sockets that say TCP.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    defaults = {"log_config": None, "access_log": False}
     config = uvicorn.Config(
-        app, log_config=None, lifespan="off", access_log=False, timeout_graceful_shutdown=1
+        app, **{**defaults, **(options or {})}, lifespan="off", timeout_graceful_shutdown=1
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(

@@ -318,6 +318,7 @@ def test_log_lines_are_json_with_the_delivery_and_never_the_secret(
         "logger": "webhooks.app",
         "message": "delivery pull_request: queued",
         "delivery": "abc-123",
+        "source": "127.0.0.1",  # whom the receiver's caps counted it to
         "repo": "Codertocat/Hello-World",
         "pr": 2,
         "head": HEAD,

@@ -23,7 +23,8 @@ from bot.app.disk_full import waiting_for_space
 from bot.app.github.app import GitHubApp, PullState, RepoClient
 from bot.app.give_up import give_up
 from bot.app.jobspec import CommandJob, Job, RecheckJob, RepoRef, ReviewJob
-from bot.app.links import installation_resolver
+from bot.app.link_access import AuthorAccess
+from bot.app.links import Installation, installation_resolver
 from bot.app.logs import log_context
 from bot.app.metrics import Metrics
 from bot.app.publish import CheckRunOutput
@@ -95,6 +96,8 @@ class Worker:
         )
         # Charts' dependencies, shared by every worker process on the machine (one data dir).
         self.fetcher = HelmFetcher(DependencyStore(settings.data_dir / "dependencies"))
+        # PR authors' permissions on the private repositories their PRs link, for every worker.
+        self.link_access = AuthorAccess(store)
 
     def run(self, job: Job) -> None:
         with log_context(delivery=job.delivery, repo=job.repo.full_name):
@@ -176,7 +179,8 @@ class Worker:
         linked: list[GitRepo] = []
         try:
             open_prs = client.open_pulls()
-            links = installation_resolver(self.github, self.mirrors, repo.installation_id, linked)
+            where = Installation(self.github, self.mirrors, self.link_access, repo.installation_id)
+            links = installation_resolver(where, linked)
             published = review_pull(
                 client, git, pr, open_prs, self.renderer, self.cache, links, self.fetcher
             )

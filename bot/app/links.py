@@ -3,20 +3,22 @@ of `--link` on the command line (bot/cli/links.py).
 
 What may be read is bot/app/link_policy.py's rule; everything is read with the token of the PR's
 own installation, never another's. A repository is looked up (one GET with that token, and for a
-private one the App's installation on it) before anything in it is read: its contents, its mirror
-and its open PRs only once the rule says yes. Any other answer is the one sentence of
-bot/engine/links.py, whatever the cause, which the headings check reports as "not checked" — never
-a pass, and nothing else about that repository.
+private one the App's installation on it, then the PR author's permission on it) before anything
+in it is read: its contents, its mirror and its open PRs only once the rule says yes. Any other
+answer is the one sentence of bot/engine/links.py, whatever the cause, which the headings check
+reports as "not checked" — never a pass, and nothing else about that repository.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from github import GithubException
 
 from bot.app.github.app import GitHubApp, RepoClient, RepoInfo
-from bot.app.link_policy import LinkOpener, Visibility, unreadable_reason
+from bot.app.link_access import AuthorAccess
+from bot.app.link_policy import Home, LinkOpener, Visibility, unreadable_reason
 from bot.app.review_pull import integration_branch_of
 from bot.engine.config import LinksConfig
 from bot.engine.context import LinkedRepo, RepoResolver
@@ -27,38 +29,47 @@ from bot.git.repo import GitRepo
 log = logging.getLogger(__name__)
 
 
-def installation_resolver(
-    github: GitHubApp, mirrors: Mirrors, installation_id: int, opened: list[GitRepo]
-) -> LinkOpener:
-    """For the reviews of installation `installation_id`'s PRs: per review, a resolver that opens
-    each allowed repository once, on first use, and at most `links.max_repositories` of them.
-    Each repository opened is added to `opened`, for the caller to close after the review."""
+@dataclass(frozen=True)
+class Installation:
+    """What every review of one installation's PRs reads other repositories with."""
 
-    def for_review(home_private: bool, config: LinksConfig) -> RepoResolver:
-        home = Visibility(home_private, installation_id)
-        return bounded(lambda name: _open(github, mirrors, name, home, config, opened), config)
+    github: GitHubApp
+    mirrors: Mirrors
+    access: AuthorAccess
+    installation_id: int
+
+
+def installation_resolver(where: Installation, opened: list[GitRepo]) -> LinkOpener:
+    """For the reviews of one installation's PRs: per review, a resolver that opens each allowed
+    repository once, on first use, and at most `links.max_repositories` of them. Each repository
+    opened is added to `opened`, for the caller to close after the review."""
+
+    def for_review(home: Home, config: LinksConfig) -> RepoResolver:
+        return bounded(lambda name: _open(where, name, home, config, opened), config)
 
     return for_review
 
 
 def _open(
-    github: GitHubApp,
-    mirrors: Mirrors,
-    name: str,
-    home: Visibility,
-    config: LinksConfig,
-    opened: list[GitRepo],
+    where: Installation, name: str, home: Home, config: LinksConfig, opened: list[GitRepo]
 ) -> LinkedRepo:
-    assert home.installation_id is not None
-    client = github.repo(name, home.installation_id)
-    found = _look_up(github, client, name)
+    installation_id = where.installation_id
+    client = where.github.repo(name, installation_id)
+    found = _look_up(where.github, client, name)
     other = Visibility(found[0].private, found[1]) if found else None
-    reason = unreadable_reason(name, home, other, config)
+    reason = unreadable_reason(
+        name,
+        home,
+        installation_id,
+        other,
+        config,
+        lambda: where.access.reads(installation_id, home.author, client),
+    )
     if reason is not None or found is None:
         log.info("not reading %s for this repository", name)
         return LinkedRepo(name, reason=reason or NOT_READABLE.format(name=name))
-    token = github.installation_token(home.installation_id)
-    return read_linked(mirrors, client, name, found[0], token, opened)
+    token = where.github.installation_token(installation_id)
+    return read_linked(where.mirrors, client, name, found[0], token, opened)
 
 
 def _look_up(

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.app.github.app import PullState, RepoClient
-from bot.app.link_policy import LinkOpener
+from bot.app.link_policy import Home, LinkOpener
 from bot.app.publish import (
     CHECK_RUN_PREFIX,
     check_run_outputs,
@@ -94,9 +94,9 @@ def review_pull(
     try:
         if config is None:
             raise ConfigError(config_error or CONFIG_PATH)
-        # What this review may read elsewhere: by the PR repository's visibility, and the config
-        # at base (a PR cannot widen it).
-        review_links = links(pr.private, config.links)
+        # What this review may read elsewhere: by the PR repository's visibility, its author's
+        # permissions, and the config at base (a PR cannot widen it).
+        review_links = links(Home(client.full_name, pr.private, pr.user), config.links)
         result = _review(git, pr, target, open_prs, renderer, cache, review_links, fetcher)
         publisher = CheckRunPublisher(client, pr, runs)
         publisher.publish(result)

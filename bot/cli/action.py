@@ -78,7 +78,6 @@ def _review(env: ActionEnv, environ: Mapping[str, str]) -> Report:
         engine = Engine(git, renderer, REGISTRY, RenderCache())
         mirrors = Mirrors((env.temp_dir or Path(tempfile.gettempdir())) / LINKS_DIR)
         links = token_links(
-            env.repository,
             env.token,
             lambda name: token_client(name, env.token, env.api_url, pace),
             mirrors,

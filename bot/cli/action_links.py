@@ -4,8 +4,9 @@ gives (GitHub Enterprise Server's own host there), the workflow's token as a hea
 
 The rule is the App's (bot/app/link_policy.py) with the token standing in for the installation: a
 public repository is read; a private one only from a private PR repository of the same owner,
-since a check run is as public as its repository; and only what `links.repositories` allows. A
-workflow's own token sees no other private repository anyway: GitHub answers 404 there.
+since a check run is as public as its repository, and only when the PR's author may read it
+(asked with the token; an answer it may not get is no); and only what `links.repositories`
+allows. A workflow's own token sees no other private repository anyway: GitHub answers 404 there.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from collections.abc import Callable
 
 from github import GithubException
 
-from bot.app.github.repo import RepoClient
-from bot.app.link_policy import LinkOpener
+from bot.app.github.repo import RepoClient, RepoInfo
+from bot.app.link_access import author_role
+from bot.app.link_policy import READ_ROLES, Home, LinkOpener, Visibility, unreadable_reason
 from bot.app.links import read_linked
 from bot.engine.config import LinksConfig
 from bot.engine.context import LinkedRepo, RepoResolver
@@ -26,22 +28,29 @@ from bot.git.repo import GitRepo
 
 log = logging.getLogger(__name__)
 
+# The workflow's token stands for one installation, its owner's: a repository of the PR's owner
+# counts as granted with the PR's repository, another owner's as not, whatever the token sees.
+WORKFLOW_GRANT = 0
+
 
 def owner(full_name: str) -> str:
     return full_name.split("/", 1)[0].lower()
 
 
+def visibility(home: str, name: str, info: RepoInfo) -> Visibility:
+    return Visibility(info.private, WORKFLOW_GRANT if owner(name) == owner(home) else None)
+
+
 def token_links(
-    home: str,
     token: str,
     client_for: Callable[[str], RepoClient],
     mirrors: Mirrors,
     opened: list[GitRepo],
 ) -> LinkOpener:
-    """The action's LinkOpener for the review of a PR in `home`; every repository opened is added
-    to `opened`, for the caller to close."""
+    """The action's LinkOpener; every repository opened is added to `opened`, for the caller to
+    close."""
 
-    def for_review(home_private: bool, config: LinksConfig) -> RepoResolver:
+    def for_review(home: Home, config: LinksConfig) -> RepoResolver:
         def open_one(name: str) -> LinkedRepo:
             client = client_for(name)
             try:
@@ -49,9 +58,17 @@ def token_links(
             except GithubException as exc:
                 log.info("cannot look up %s: GitHub answered %s", name, exc.status)
                 return not_readable(name)
-            if info.private and not (home_private and owner(name) == owner(home)):
+            reason = unreadable_reason(
+                name,
+                home,
+                WORKFLOW_GRANT,
+                visibility(home.repo, name, info),
+                config,
+                lambda: author_role(client, home.author) in READ_ROLES,
+            )
+            if reason is not None:
                 log.info("not reading %s for this repository", name)
-                return not_readable(name)
+                return LinkedRepo(name, reason=reason)
             return read_linked(mirrors, client, name, info, token, opened)
 
         return bounded(open_one, config)

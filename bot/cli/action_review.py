@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from github import GithubException
 
 from bot.app.github.app import PullState, RepoClient
-from bot.app.link_policy import LinkOpener
+from bot.app.link_policy import Home, LinkOpener
 from bot.app.publish import failed_output
 from bot.app.review_pull import CheckRunPublisher, failure_reason, run_names
 from bot.cli.action_env import ActionInputs, ActionSetupError
@@ -118,7 +118,7 @@ def _review_input(
     pr = run.pr
     return ReviewInput(
         # As the App: what may be read elsewhere is the config's at base (a PR cannot widen it).
-        links=run.links(pr.private, config.links),
+        links=run.links(Home(run.client.full_name, pr.private, pr.user), config.links),
         base=target,
         base_name=run.pr.base_ref,
         head=pr.head_sha,

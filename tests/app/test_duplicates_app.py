@@ -69,7 +69,7 @@ def app_review(github: FakeGitHub, g: GitBuilder, number: int = 3) -> Any:
     return run
 
 
-def _no_links(private: bool, config: object) -> Any:
+def _no_links(home: object, config: object) -> Any:
     return no_links
 
 

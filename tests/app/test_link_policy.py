@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.link_policy import Visibility, unreadable_reason
+from bot.app.link_policy import Home, Visibility, unreadable_reason
 from bot.engine.config import LinksConfig
 from bot.engine.context import LinkedRepo
 from bot.engine.links import NOT_READABLE, TOO_MANY, bounded
@@ -29,37 +29,63 @@ from tests.support.gitbuilder import GitBuilder
 HOME_INSTALLATION = 1
 ELSEWHERE = 2
 NOWHERE = None  # the App is not installed there
+AUTHOR = "contributor"  # PR #1's author in the scenario
 
 # The rule, row by row: (PR repository private, other repository as the PR's installation sees it
-# — None when it cannot see it — , readable).
+# — None when it cannot see it — , readable, whether that turns on the author's permission).
 VISIBILITY_RULE = [
-    (False, None, False),  # missing, or private to another owner: GitHub says 404 to both
-    (True, None, False),
-    (False, Visibility(False, NOWHERE), True),  # public: anyone may see what the review says
-    (True, Visibility(False, NOWHERE), True),
-    (False, Visibility(False, HOME_INSTALLATION), True),
-    (True, Visibility(False, HOME_INSTALLATION), True),
-    (False, Visibility(False, ELSEWHERE), True),
-    (True, Visibility(False, ELSEWHERE), True),
-    (False, Visibility(True, HOME_INSTALLATION), False),  # a public PR never shows a private repo
-    (True, Visibility(True, HOME_INSTALLATION), True),  # private to private, one installation
-    (False, Visibility(True, ELSEWHERE), False),
-    (True, Visibility(True, ELSEWHERE), False),  # another owner's grant is not this one's
-    (False, Visibility(True, NOWHERE), False),
-    (True, Visibility(True, NOWHERE), False),
+    (False, None, False, False),  # missing, or private to another owner: GitHub says 404 to both
+    (True, None, False, False),
+    (False, Visibility(False, NOWHERE), True, False),  # public: anyone may see what it says
+    (True, Visibility(False, NOWHERE), True, False),
+    (False, Visibility(False, HOME_INSTALLATION), True, False),
+    (True, Visibility(False, HOME_INSTALLATION), True, False),
+    (False, Visibility(False, ELSEWHERE), True, False),
+    (True, Visibility(False, ELSEWHERE), True, False),
+    (False, Visibility(True, HOME_INSTALLATION), False, False),  # a public PR never shows a private
+    (
+        True,
+        Visibility(True, HOME_INSTALLATION),
+        True,
+        True,
+    ),  # private to private: if the author reads it
+    (False, Visibility(True, ELSEWHERE), False, False),
+    (True, Visibility(True, ELSEWHERE), False, False),  # another owner's grant is not this one's
+    (False, Visibility(True, NOWHERE), False, False),
+    (True, Visibility(True, NOWHERE), False, False),
 ]
 
 
-@pytest.mark.parametrize(("home_private", "other", "readable"), VISIBILITY_RULE)
-def test_the_visibility_rule(home_private: bool, other: Visibility | None, readable: bool) -> None:
-    home = Visibility(home_private, HOME_INSTALLATION)
-    reason = unreadable_reason("acme/other", home, other, LinksConfig())
+def _reason(
+    home: Home, other: Visibility | None, config: LinksConfig, reads: bool, asked: list[str]
+) -> str | None:
+    def author_reads() -> bool:
+        asked.append(home.author)
+        return reads
+
+    return unreadable_reason("acme/other", home, HOME_INSTALLATION, other, config, author_reads)
+
+
+@pytest.mark.parametrize(("home_private", "other", "readable", "by_author"), VISIBILITY_RULE)
+@pytest.mark.parametrize("author_reads", [True, False])
+def test_the_visibility_rule(
+    home_private: bool,
+    other: Visibility | None,
+    readable: bool,
+    by_author: bool,
+    author_reads: bool,
+) -> None:
+    asked: list[str] = []
+    reason = _reason(Home(REPO, home_private, AUTHOR), other, LinksConfig(), author_reads, asked)
     assert reason == (
-        None if readable else "not checked: acme/other is not readable for this repository"
+        None
+        if readable and (author_reads or not by_author)
+        else "not checked: acme/other is not readable for this repository"
     )
+    assert asked == ([AUTHOR] if by_author else [])  # asked only where the answer decides
 
 
-@pytest.mark.parametrize(("home_private", "other", "readable"), VISIBILITY_RULE)
+@pytest.mark.parametrize(("home_private", "other", "readable", "by_author"), VISIBILITY_RULE)
 @pytest.mark.parametrize(
     ("allowed", "listed"),
     [
@@ -74,13 +100,38 @@ def test_the_allow_list_only_narrows(
     home_private: bool,
     other: Visibility | None,
     readable: bool,
+    by_author: bool,
     allowed: list[str],
     listed: bool,
 ) -> None:
-    home = Visibility(home_private, HOME_INSTALLATION)
+    asked: list[str] = []
     config = LinksConfig(repositories=allowed)
-    reason = unreadable_reason("acme/other", home, other, config)
-    assert (reason is None) == (readable and listed)
+    reason = _reason(Home(REPO, home_private, AUTHOR), other, config, False, asked)
+    # Listing a private repository never stands in for its author's permission.
+    assert (reason is None) == (readable and listed and not by_author)
+    assert asked == ([AUTHOR] if by_author and listed else [])
+
+
+def test_a_private_repository_is_not_read_for_an_unknown_author() -> None:
+    asked: list[str] = []
+    other = Visibility(True, HOME_INSTALLATION)
+    reason = _reason(Home(REPO, True, ""), other, LinksConfig(), True, asked)
+    assert reason == "not checked: acme/other is not readable for this repository"
+    assert asked == []
+
+
+@pytest.mark.parametrize("name", [REPO, "ACME/Charts"])
+def test_the_prs_own_private_repository_is_read_without_asking(name: str) -> None:
+    asked: list[str] = []
+
+    def author_reads() -> bool:
+        asked.append(AUTHOR)
+        return False
+
+    home = Home(REPO, True, AUTHOR)
+    other = Visibility(True, HOME_INSTALLATION)
+    assert unreadable_reason(name, home, 1, other, LinksConfig(), author_reads) is None
+    assert asked == []
 
 
 def test_bounded_asks_for_the_first_allowed_repositories_only() -> None:
@@ -242,20 +293,75 @@ def test_a_public_pr_does_not_read_a_private_repository_of_its_own_installation(
     assert not (tmp_path / "data" / "mirrors" / "acme" / "private.git").exists()
 
 
-def test_a_private_pr_reads_a_private_repository_of_its_own_installation(
+PRIVATE = "acme/private"  # private, in the PR's installation
+PERMISSION_PATH = f"/repos/{PRIVATE}/collaborators/{AUTHOR}/permission"
+
+
+def _asked_permission(github: FakeGitHub) -> int:
+    """How many times the App asked GitHub for a permission on acme/private."""
+    return len(github.calls("GET", rf"^/repos/{PRIVATE}/collaborators/[^/]+/permission$"))
+
+
+def test_a_private_pr_learns_nothing_of_a_private_repository_its_author_cannot_read(
     app: RunningApp, github: FakeGitHub, scenario: Scenario, tmp_path: Path
 ) -> None:
     _make_private(github, REPO)
-    _other_repo(tmp_path, github, "acme/private", installation_id=HOME_INSTALLATION, private=True)
+    _other_repo(tmp_path, github, PRIVATE, installation_id=HOME_INSTALLATION, private=True)
+    github.set_permission(PRIVATE, AUTHOR, "none")  # a reader of acme/charts only
 
-    head = _review(app, github, scenario, _quotes("acme/private"))
+    head = _review(app, github, scenario, _quotes(PRIVATE))
+
+    sentence = f"not checked: {PRIVATE} is not readable for this repository"
+    assert _headings(github, head).count(f": {sentence}.") >= 3  # each of the three quotes
+    published = _everything_published(github, head)
+    for detail in (CANARY, OTHER_FILE, f"#{OTHER_PR}", "GitHub answered", "permission"):
+        assert detail not in published
+    # Looked up, its installation asked, and one question about the author for the three quotes;
+    # never its contents, PRs or git, never a mirror.
+    asked = [(c.method, c.path) for c in github.calls(path_regex=f"^/repos/{PRIVATE}")]
+    assert sorted(set(asked)) == [
+        ("GET", f"/repos/{PRIVATE}"),
+        ("GET", f"/repos/{PRIVATE}/collaborators/{AUTHOR}/permission"),
+        ("GET", f"/repos/{PRIVATE}/installation"),
+    ]
+    assert _asked_permission(github) == 1
+    assert not (tmp_path / "data" / "mirrors" / "acme" / "private.git").exists()
+
+
+def test_a_private_pr_reads_a_private_repository_its_author_can_read(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario, tmp_path: Path
+) -> None:
+    _make_private(github, REPO)
+    _other_repo(tmp_path, github, PRIVATE, installation_id=HOME_INSTALLATION, private=True)
+    github.set_permission(PRIVATE, AUTHOR, "read")  # the least role that reads it
+
+    head = _review(app, github, scenario, _quotes(PRIVATE))
 
     text = _headings(github, head)
     assert "not checked" not in text
     assert f"Closest headings there: “{CANARY}” (line 2)." in text
     assert f"deploy/jobs.yaml, {OTHER_FILE}" in text
-    assert f"resolves only once acme/private#{OTHER_PR} merges; merge that first" in text
+    assert f"resolves only once {PRIVATE}#{OTHER_PR} merges; merge that first" in text
     assert _minted_for(github) == {HOME_INSTALLATION}
+    assert _asked_permission(github) == 1  # three quotes, one question
+
+    # The next push, within AUTHOR_ACCESS_TTL: the answer is remembered, not asked again.
+    again = _review(app, github, scenario, _quotes(PRIVATE))
+    assert f"resolves only once {PRIVATE}#{OTHER_PR} merges" in _headings(github, again)
+    assert _asked_permission(github) == 1
+
+
+def test_the_prs_own_private_repository_named_in_full_is_read_without_asking(
+    app: RunningApp, github: FakeGitHub, scenario: Scenario
+) -> None:
+    _make_private(github, REPO)
+    quote = f"# Mirrors NO SUCH HEADING ANYWHERE in {REPO}:client/values.yaml.\n"
+
+    head = _review(app, github, scenario, quote)
+
+    text = _headings(github, head)
+    assert f"{REPO}:client/values.yaml" in text and "not readable" not in text
+    assert not github.calls("GET", r"/collaborators/[^/]+/permission$")
 
 
 def test_a_public_pr_reads_a_public_repository_with_its_own_installations_token(

@@ -145,7 +145,7 @@ def _app_review(github: FakeGitHub, s: Scenario) -> None:
         git.close()
 
 
-def _no_links(private: bool, config: object) -> Any:
+def _no_links(home: object, config: object) -> Any:
     return no_links
 
 

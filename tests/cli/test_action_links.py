@@ -5,6 +5,7 @@ only when the visibility rule and the config's allow-list let it."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from tests.cli.test_action import _as_actions, _run, _runner_env
@@ -13,6 +14,8 @@ from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
 DOCS = "acme/docs"
+AUTHOR = "Codertocat"  # the PR's author in GitHub's example event
+PERMISSION = rf"^/repos/{DOCS}/collaborators/[^/]+/permission$"
 OPEN_PR = 77
 QUOTES = (
     f"# Mirrors ROLLBACK ON THE DEGRADED PATHS in {DOCS}:deploy/jobs.yaml.\n"
@@ -89,3 +92,49 @@ def test_a_public_pr_learns_nothing_of_a_private_linked_repository(
     assert f"not checked: {DOCS} is not readable for this repository" in text
     assert "DEGRADED PATH”" not in text and f"#{OPEN_PR}" not in text
     assert not (tmp_path / "run" / "runner" / "chart-review-links" / DOCS).exists()
+
+
+def _private_pr(github: FakeGitHub, env: dict[str, str]) -> dict[str, str]:
+    """acme/charts made private, in the fake and in the event the runner hands the step."""
+    with github.state.lock:
+        github.state.repos[REPO].private = True
+    path = Path(env["GITHUB_EVENT_PATH"])
+    event = json.loads(path.read_text())
+    event["pull_request"]["base"]["repo"]["private"] = True
+    path.write_text(json.dumps(event))
+    return env
+
+
+def test_a_private_pr_learns_nothing_of_a_private_repository_its_author_cannot_read(
+    tmp_path: Path, github: FakeGitHub, scenario: Scenario
+) -> None:
+    _as_actions(github)
+    _docs(tmp_path, github, private=True)
+    github.set_permission(DOCS, AUTHOR, "none")
+    s = _quoting(scenario)
+    done = _run(_private_pr(github, _runner_env(tmp_path / "run", github, s)))
+
+    assert done.code == 1, done.stderr
+    text = _headings_run(github, s.head)
+    assert f"not checked: {DOCS} is not readable for this repository" in text
+    assert "DEGRADED PATH”" not in text and f"#{OPEN_PR}" not in text
+    assert f"#{OPEN_PR}" not in done.summary and "DEGRADED PATH”" not in done.summary
+    assert len(github.calls("GET", PERMISSION)) == 1  # asked once, for both quotes
+    assert not github.calls(path_regex=f"^/repos/{DOCS}/(pulls|contents|git)")
+    assert not (tmp_path / "run" / "runner" / "chart-review-links" / DOCS).exists()
+
+
+def test_a_private_pr_reads_a_private_repository_its_author_can_read(
+    tmp_path: Path, github: FakeGitHub, scenario: Scenario
+) -> None:
+    _as_actions(github)
+    _docs(tmp_path, github, private=True)
+    github.set_permission(DOCS, AUTHOR, "read")
+    s = _quoting(scenario)
+    done = _run(_private_pr(github, _runner_env(tmp_path / "run", github, s)))
+
+    assert done.code == 1, done.stderr
+    text = _headings_run(github, s.head)
+    assert f"resolves only once {DOCS}#{OPEN_PR} merges; merge that first" in text
+    assert "Closest headings there: “ROLLBACK ON THE DEGRADED PATH” (line 1)." in text
+    assert len(github.calls("GET", PERMISSION)) == 1

@@ -1,0 +1,96 @@
+"""Hostile chart archives through the command line: a vendored archive of empty members, a chart's
+archives over the budget together, another open PR's hostile tree, a fetched dependency whose
+schema reaches out, a schema behind a byte order mark. Each is refused before Helm sees it, naming
+the file and the cap, and costs only its own review."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.cli.main import main
+from bot.tarball.limits import LIMITS
+from tests.support.charts import chart_files
+from tests.support.gitbuilder import GitBuilder
+from tests.support.tarballs import empty_members, subchart
+
+VENDORED = "app/charts/redis-1.0.0.tgz"
+OVER_THE_CAP = (
+    f"{VENDORED}: more than 20,000 members, the most the review reads of one archive and the "
+    "archives inside it; refused, not handed to Helm"
+)
+
+
+def chart_repo_at(tmp_path: Path) -> GitBuilder:
+    g = GitBuilder(tmp_path / "repo")
+    for path, text in chart_files().items():
+        g.write(path, text)
+    return g.commit("app 1.0.0")
+
+
+def vendor(g: GitBuilder, path: str, data: bytes) -> GitBuilder:
+    target = g.path / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return g
+
+
+def review(g: GitBuilder, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    args = ["review", "--repo", str(g.path), "--base", "develop", "--head", "pr"]
+    assert main([*args, "--format", "json", *extra]) in (0, 1)
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return report
+
+
+def findings(report: dict[str, Any], check: str) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["check"] == check]
+
+
+def test_a_vendored_archive_of_empty_members_is_not_reviewed_naming_the_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    g = chart_repo_at(tmp_path).branch("pr")
+    vendor(g, VENDORED, empty_members(LIMITS.members + 1_000)).commit("vendor redis")
+    report = review(g, capsys, "--no-open-prs")
+    unsafe, unreviewed = (
+        next(f for f in findings(report, "render") if f["rule"] == rule)
+        for rule in ("unsafe-tree", "not-reviewed")
+    )
+    assert unsafe["severity"] == "failure"
+    assert unsafe["message"] == f"{OVER_THE_CAP}. The chart was not rendered."
+    assert unreviewed["severity"] == "warning"
+    assert OVER_THE_CAP in unreviewed["message"]
+
+
+def test_a_charts_archives_share_one_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    g = chart_repo_at(tmp_path).branch("pr")
+    each = LIMITS.members // 2 - 10  # under the cap alone, over it three together
+    for name in ("a", "b", "c"):
+        vendor(g, f"app/charts/{name}-1.0.0.tgz", empty_members(each, f"{name}/t.yaml"))
+    g.commit("vendor three")
+    report = review(g, capsys, "--no-open-prs")
+    (unsafe,) = [f for f in findings(report, "render") if f["rule"] == "unsafe-tree"]
+    assert unsafe["message"] == (
+        "app: its vendored archives hold more than 20,000 members, the most the review reads of "
+        "one chart's archives together; refused, not handed to Helm. The chart was not rendered."
+    )
+
+
+def test_a_vendored_archive_with_a_nested_escaping_schema_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = subchart("common", extra={"values.schema.json": json.dumps({"$ref": "file:///x"})})
+    redis = subchart("redis", extra={"charts/common-2.0.0.tgz": common})
+    g = chart_repo_at(tmp_path).branch("pr")
+    vendor(g, VENDORED, redis).commit("vendor redis")
+    report = review(g, capsys, "--no-open-prs")
+    (unsafe,) = [f for f in findings(report, "render") if f["rule"] == "unsafe-tree"]
+    assert unsafe["message"].startswith(
+        f"{VENDORED}: redis/charts/common-2.0.0.tgz › common/values.schema.json: "
+        '"$ref": "file:///x" names a document outside the schema; refused, not handed to Helm'
+    )

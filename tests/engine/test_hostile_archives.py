@@ -22,6 +22,7 @@ OVER_THE_CAP = (
     f"{VENDORED}: more than 20,000 members, the most the review reads of one archive and the "
     "archives inside it; refused, not handed to Helm"
 )
+MARKER = "SECRET-KEY-MATERIAL"
 
 
 def chart_repo_at(tmp_path: Path) -> GitBuilder:
@@ -79,6 +80,20 @@ def test_a_charts_archives_share_one_budget(
         "app: its vendored archives hold more than 20,000 members, the most the review reads of "
         "one chart's archives together; refused, not handed to Helm. The chart was not rendered."
     )
+
+
+def test_a_schema_behind_a_byte_order_mark_is_left_out_even_unconfined(
+    tmp_path: Path, helm_on_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = tmp_path / "app.pem"
+    marker.write_text(MARKER)
+    g = chart_repo_at(tmp_path).branch("pr")
+    schema = "\ufeff" + json.dumps({"properties": {"key": {"$ref": f"file://{marker}"}}})
+    g.write("app/values.schema.json", schema).commit("validate values")
+    report = review(g, capsys, "--no-open-prs", "--renderer", "helm")
+    assert "invalid character" not in json.dumps(report)  # what Helm says of the file it read
+    (finding,) = findings(report, "render")
+    assert (finding["rule"], finding["path"]) == ("schema-not-validated", "app/values.schema.json")
 
 
 def test_a_vendored_archive_with_a_nested_escaping_schema_is_refused(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.chart.schemas import archive_escape, schema_escape
+from bot.engine.chart.schemas import MAX_SCHEMA_BYTES, archive_escape, schema_escape
 from bot.engine.markdown import to_markdown
 from bot.engine.report import Report
 from bot.engine.review import Engine, ReviewInput
@@ -163,3 +163,9 @@ def test_a_vendored_subchart_whose_schema_reaches_out_is_refused(tmp_path: Path)
     (finding,) = [f for f in report.findings_for("render") if f.rule != "not-reviewed"]
     assert (finding.rule, finding.severity) == ("unsafe-tree", "failure")
     assert "app/charts/sub-1.0.0.tgz: sub/values.schema.json" in finding.message
+
+
+def test_a_schema_larger_than_helm_loads_is_not_parsed() -> None:
+    assert schema_escape(" " * (MAX_SCHEMA_BYTES + 1)) == (
+        "it is larger than 5 MiB, the most Helm loads of one file"
+    )

@@ -125,6 +125,8 @@ HIDDEN = {
     ),
     # A Windows name: Helm splits on the backslash.
     "backslash": tgz({**CHART, "c\\values.schema.json": ESCAPE}),
+    # A byte order mark, which Helm drops and Python's json refuses.
+    "byte-order-mark": tgz({**CHART, "c/values.schema.json": "\ufeff" + ESCAPE}),
 }
 
 
@@ -173,3 +175,8 @@ def test_a_packaged_chart_reads_as_the_files_helm_loads(tmp_path: Path) -> None:
     read = {m.path for m in members(data)}
     assert read - {"Chart.yaml", "values.yaml"} == loaded
     assert archive_escape(data) is None
+
+
+def test_a_schema_too_large_to_inspect_is_refused_unread() -> None:
+    data = tgz({**CHART, "c/values.schema.json": " " * (LIMITS.held_bytes + 1)})
+    assert archive_escape(data) == "c/values.schema.json is larger than 5 MiB"

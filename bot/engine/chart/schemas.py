@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.tarball.headers import ArchiveRefused, Unreadable
-from bot.tarball.limits import mib
+from bot.tarball.limits import LIMITS, mib
 from bot.tarball.reader import Budget, Cost, Member, members
 
 SCHEMA_FILE = "values.schema.json"
@@ -67,15 +67,21 @@ _SCHEMA_MAPS = (
     "dependentSchemas",
     "dependencies",
 )
-MAX_SCHEMA_BYTES = 1 << 20
+# The largest schema inspected (the chart's own, or one in an archive): the most Helm loads of one
+# file. A larger one is never parsed here; it is left out, or its archive refused.
+MAX_SCHEMA_BYTES = LIMITS.held_bytes
 NOT_HANDED_ON = "refused, not handed to Helm"  # how every refused archive's reason ends
+# Helm drops a UTF-8 byte order mark from every file it loads; Python's json refuses one.
+BOM = "\ufeff"
 
 
 def schema_escape(text: str) -> str | None:
     """Why this schema could reach outside the chart (the first offending keyword and value), or
     None when every reference stays inside it."""
+    if len(text) > MAX_SCHEMA_BYTES:
+        return f"it is larger than {mib(MAX_SCHEMA_BYTES)}, the most Helm loads of one file"
     try:
-        schema = json.loads(text)
+        schema = json.loads(text.removeprefix(BOM))
     except RecursionError:
         return "it nests too deep to be inspected"
     except ValueError:

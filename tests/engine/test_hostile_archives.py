@@ -13,9 +13,10 @@ import pytest
 
 from bot.cli.main import main
 from bot.tarball.limits import LIMITS
+from tests.support.chart_repo import ChartRepo, ChartSpec
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
-from tests.support.tarballs import empty_members, subchart
+from tests.support.tarballs import configmap, empty_members, subchart
 
 VENDORED = "app/charts/redis-1.0.0.tgz"
 OVER_THE_CAP = (
@@ -79,6 +80,40 @@ def test_a_charts_archives_share_one_budget(
     assert unsafe["message"] == (
         "app: its vendored archives hold more than 20,000 members, the most the review reads of "
         "one chart's archives together; refused, not handed to Helm. The chart was not rendered."
+    )
+
+
+def test_a_fetched_dependency_whose_schema_reaches_out_is_refused_even_unconfined(
+    tmp_path: Path,
+    chart_repo: ChartRepo,
+    listener: tuple[int, list[bytes]],
+    helm_on_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    port, seen = listener
+    schema = json.dumps({"properties": {"x": {"$ref": f"http://127.0.0.1:{port}/meta"}}})
+    lib = ChartSpec(
+        "lib",
+        "1.0.0",
+        templates={"cm.yaml": configmap("lib")},
+        files={"values.schema.json": schema},
+    )
+    chart_repo.add(lib)
+    g = GitBuilder(tmp_path / "repo")
+    chart_yaml = (
+        "apiVersion: v2\nname: app\nversion: 1.0.0\n"
+        f"dependencies:\n  - name: lib\n    version: 1.0.0\n    repository: {chart_repo.url}\n"
+    )
+    g.write("app/Chart.yaml", chart_yaml).write("app/values.yaml", "{}\n").commit("app")
+    g.branch("pr").write("app/values.yaml", "x: 1\n").commit("touch")
+    # The helm binary renders with no sandbox at all: only the pre-check stands in the way.
+    report = review(g, capsys, "--no-open-prs", "--renderer", "helm")
+    assert seen == []  # no connection, not even one
+    (chart,) = report["charts"]
+    assert chart["not_reviewed"] == (
+        f"dependency lib 1.0.0 from {chart_repo.url}: lib/values.schema.json: "
+        f'"$ref": "http://127.0.0.1:{port}/meta" names a document outside the schema; '
+        "refused, not handed to Helm (app/Chart.yaml line 5)"
     )
 
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 import tarfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,34 +60,6 @@ def test_a_schema_too_deep_to_parse_is_not_handed_on() -> None:
     assert schema_escape(deep) == "it nests too deep to be inspected"
     nested = '{"not": ' * 500 + '{"$ref": "file:///x"}' + "}" * 500
     assert schema_escape(nested) == '"$ref": "file:///x" names a document outside the schema'
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    """A loopback server that records every connection it is offered."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.settimeout(0.2)
-    seen: list[bytes] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                seen.append(conn.recv(1024) or b"(connected)")
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], seen
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
 
 
 def review(g: GitBuilder) -> Report:

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from bot.engine.chart.dependencies import LocalChart, vendored
 from bot.engine.chart.files import dir_prefix, find_charts, read_chart_meta
 from bot.engine.chart.remote import RemoteDependency, base_repositories, remote_plan
+from bot.engine.chart.schemas import NOT_HANDED_ON, archive_escape
 from bot.engine.config import DependenciesConfig
 from bot.engine.context import RenderError
 from bot.git.objects import Tree
+from bot.lru import BoundedCache
 from bot.render.deps.fetcher import DependencyFetcher
 from bot.render.deps.policy import Access, FetchPolicy
 from bot.render.deps.request import DependencyRequest, Fetched, FetchError
 
 Fetch = Callable[[DependencyRequest], Fetched]
 _FETCH_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fetch")
+# Fetched archives by sha256 → why one is refused (None: safe), read once.
+_FETCHED: BoundedCache[str, str | None] = BoundedCache(4096)
 
 
 @dataclass(frozen=True)
@@ -54,10 +58,23 @@ def fetch_dependencies(
     for dep, got in zip(wanted, results, strict=True):
         if isinstance(got, FetchError):
             return RenderError(dep.chart_yaml, dep.line, str(got), unavailable=True)
+        refused = fetched_refusal(dep.request, got)
+        if refused is not None:
+            return RenderError(dep.chart_yaml, dep.line, refused, unavailable=True)
         path = f"{dep.into}{dep.request.name}-{got.version}.tgz"
         members.append((path, got.digest, got.data))
         versions[f"{dep.into}{dep.request.name}/"] = got.version
     return FetchedDependencies(tuple(members), plan.stale, versions)
+
+
+def fetched_refusal(request: DependencyRequest, got: Fetched) -> str | None:
+    """The pre-check a committed archive gets (bot/engine/chart/schemas.py), on a fetched one: a
+    repository's archive must not reach outside the chart either, even where the render sandbox
+    is only partly confined. Remembered by the archive's sha256."""
+    why = _FETCHED.get_or_make(got.digest, partial(archive_escape, got.data))
+    if why is None:
+        return None
+    return f"{replace(request, version=got.version).describe()}: {why}; {NOT_HANDED_ON}"
 
 
 def _fetch_one(fetch: Fetch | None, dep: RemoteDependency) -> Fetched | FetchError:

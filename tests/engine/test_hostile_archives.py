@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 from bot.cli.main import main
+from bot.engine.context import OpenPR
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.render.cache import RenderCache
+from bot.render.embedded import EmbeddedHelm
 from bot.tarball.limits import LIMITS
+from bot.tarball.reader import members
+from checks import REGISTRY
 from tests.support.chart_repo import ChartRepo, ChartSpec
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
@@ -81,6 +89,56 @@ def test_a_charts_archives_share_one_budget(
         "app: its vendored archives hold more than 20,000 members, the most the review reads of "
         "one chart's archives together; refused, not handed to Helm. The chart was not rendered."
     )
+
+
+class Recording:
+    """The embedded renderer, keeping whether each archive it was handed held the hostile one."""
+
+    def __init__(self) -> None:
+        self.helm = EmbeddedHelm()
+        self.version = self.helm.version
+        self.vendored: list[bool] = []
+
+    def render(
+        self,
+        archive: bytes,
+        values: Any,
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> dict[str, str]:
+        self.vendored.append(any(m.path.endswith("redis-1.0.0.tgz") for m in members(archive)))
+        return self.helm.render(archive, values, release, namespace, capabilities)
+
+
+def test_a_hostile_open_pr_is_left_out_of_the_duplicates_comparison_with_a_notice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    g = chart_repo_at(tmp_path)
+    limits = "  limits:\n    memory: 64Mi\n"
+    bigger = chart_files()["app/values.yaml"].replace(limits, "  limits:\n    memory: 128Mi\n")
+    g.branch("hostile").write("app/values.yaml", bigger)
+    vendor(g, VENDORED, empty_members(LIMITS.members + 1_000)).commit("vendor redis")
+    g.checkout("develop").branch("twin").write("app/values.yaml", bigger).commit("more memory")
+    g.checkout("develop").branch("pr").write("app/values.yaml", bigger).commit("more memory too")
+    prs = ("--open-pr", f"1={g.sha('hostile')}", "--open-pr", f"2={g.sha('twin')}")
+    report = review(g, capsys, *prs)
+    twin, notice = findings(report, "duplicates")  # by severity: the warning first
+    assert (notice["rule"], notice["severity"], notice["data"]["pr"]) == (
+        "not-compared",
+        "notice",
+        1,
+    )
+    assert notice["title"] == "#1 was not compared: its chart tree is refused"
+    assert OVER_THE_CAP in notice["message"]
+    # The refused PR took no place: the next one was compared, and found.
+    assert (twin["rule"], twin["data"]["pr"]) == ("same-change", 2)
+    # And the hostile archive never reached Helm in this review.
+    renderer = Recording()
+    engine = Engine(GitRepo(g.path), renderer, REGISTRY, RenderCache())
+    others = (OpenPR(1, g.sha("hostile")), OpenPR(2, g.sha("twin")))
+    engine.review(ReviewInput(base="develop", head="pr", open_prs=others))
+    assert renderer.vendored and not any(renderer.vendored)
 
 
 def test_a_fetched_dependency_whose_schema_reaches_out_is_refused_even_unconfined(

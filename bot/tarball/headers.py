@@ -63,7 +63,8 @@ def parse_header(block: bytes) -> Header:
     mode = numeric(block[100:108])
     if size < 0:
         raise Unreadable(f"{name}: a negative size")
-    directory = typeflag == DIRECTORY or mode & ~0o7777 == _DIRECTORY_MODE
+    # Go reads the mode as a 32-bit os.FileMode, its file type above the permission bits.
+    directory = typeflag == DIRECTORY or mode & 0xFFFF_FFFF & ~0o7777 == _DIRECTORY_MODE
     return Header(typeflag, name, 0 if typeflag in HEADER_ONLY else size, directory)
 
 

@@ -174,7 +174,7 @@ def _walk(
                 "own limit for one archive (MaxDecompressedChartSize)",
                 budget.cost,
             )
-        found = Member(helm_path(member.name), member.name, member.size, within)
+        found = Member(helm_path(member.name, within), member.name, member.size, within)
         if _SUBCHART_ARCHIVE_RE.match(found.path):
             yield found
             yield from _nested(stream, found, want, budget)
@@ -253,20 +253,21 @@ class _Pending:
         return finished(header, name, size)
 
 
-def helm_path(name: str) -> str:
+def helm_path(name: str, within: tuple[str, ...] = ()) -> str:
     """The member's name in its chart as Helm's loader makes it: the first path element (the
     chart's directory) dropped, `\\` read as the separator where the name has one, cleaned.
     Unreadable where Helm refuses the name, as it then refuses the archive."""
     delimiter = "\\" if "\\" in name else "/"
     parts = name.split(delimiter)
     path = delimiter.join(parts[1:]).replace(delimiter, "/")
+    where = f"{_where(within)}{shown(name)}"
     if path.startswith("/"):
-        raise Unreadable(f"{shown(name)}: an absolute path")
+        raise Unreadable(f"{where}: an absolute path")
     path = posixpath.normpath(path) if path else "."
     if path == "." or path.startswith("..") or _DRIVE_RE.match(path):
-        raise Unreadable(f"{shown(name)}: a path outside the chart's directory")
+        raise Unreadable(f"{where}: a path outside the chart's directory")
     if parts[0] == "Chart.yaml":
-        raise Unreadable("Chart.yaml outside the chart's directory")
+        raise Unreadable(f"{where}: Chart.yaml outside the chart's directory")
     return path
 
 

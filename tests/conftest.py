@@ -10,6 +10,8 @@ import pytest
 from tests.support.app_scenario import Scenario, build_scenario
 from tests.support.chart_repo import chart_repo  # noqa: F401 - a fixture for every test
 from tests.support.fakegithub import FakeGitHub
+from tests.support.helm_on_path import helm_on_path  # noqa: F401 - a fixture for every test
+from tests.support.listener import listener  # noqa: F401 - a fixture for every test
 from tests.support.logs import json_logs  # noqa: F401 - a fixture for every test
 from tests.support.oci_registry import auth_registry, hanging_registry, oci_registry  # noqa: F401
 

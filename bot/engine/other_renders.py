@@ -11,7 +11,13 @@ Cheap first, since a mirror may hold hundreds of open PRs:
   number come last);
 - only the profiles on which this PR changes something rendered: elsewhere no change can be shared.
 The other head is rendered against this review's base, so both changes are measured from one base
-(whose renders are the review's own, from the cache); lint is off."""
+(whose renders are the review's own, from the cache); lint is off.
+
+Another PR's hostile tree costs its own review, not this one: before it takes a place, its chart
+gets the same bounded pre-check as this PR's (`checked_charts`, remembered by tree id). A refused
+one is not rendered and takes no place: it comes back as its chart with no renders and the reason
+under `refused`, which the duplicates check says and leaves out of the comparison. Past
+MAX_OTHER_PRS refusals no further PR is looked at, so a flood of them costs a bounded amount."""
 
 from __future__ import annotations
 
@@ -19,11 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
+from bot.engine.chart.dependencies import DependencyError
 from bot.engine.chart.files import BUMP_LINE_RE, chart_file
 from bot.engine.chart.renders import (
     ChartSource,
     PendingChart,
     RenderSettings,
+    checked_charts,
     render_in_order,
     start_chart,
 )
@@ -58,11 +66,8 @@ def other_renders(
         return {}
     changed = {c.path: changed_profiles(c, settings.config.diff) for c in charts}
     wanted = [c for c in charts if changed[c.path]]
-    jobs = [
-        (pr.head, path, profiles)
-        for pr, found in candidates(repo, target, prs, wanted, changed)
-        for path, profiles in found.items()
-    ]
+    found, refused = candidates(repo, target, prs, wanted, changed)
+    jobs = [(pr.head, path, profiles) for pr, shared in found for path, profiles in shared.items()]
     objects = {c.path: changed_objects(c, changed[c.path], settings.config.diff) for c in wanted}
     templates = {path: _templates(mine) for path, mine in objects.items()}
 
@@ -72,7 +77,10 @@ def other_renders(
         return start_chart(ChartSource(path, base, repo.tree(head)), narrowed)
 
     starts = (partial(start, head, path, profiles, False) for head, path, profiles in jobs)
-    renders: dict[str, list[ChartRenders]] = {}
+    renders: dict[str, list[ChartRenders]] = {
+        pr.head: [ChartRenders(path, path.rsplit("/", 1)[-1], {}, {}, refused={"head": why})]
+        for pr, path, why in refused
+    }
     for (head, path, profiles), chart in zip(jobs, render_in_order(starts), strict=True):
         if not _found_all(chart, objects[path]):
             # An object this PR changed is not in the templates that hold it here: the other
@@ -118,19 +126,23 @@ def _found_all(chart: ChartRenders, objects: ChangedObjects) -> bool:
     return True
 
 
+# An open PR whose tree the pre-check refused: the PR, the chart, why.
+Refused = tuple[OpenPR, str, str]
+
+
 def candidates(
     repo: GitRepo,
     target: str,
     prs: Sequence[OpenPR],
     charts: Sequence[ChartRenders],
     changed: Mapping[str, tuple[str, ...]],
-) -> list[tuple[OpenPR, dict[str, tuple[str, ...]]]]:
+) -> tuple[list[tuple[OpenPR, dict[str, tuple[str, ...]]]], list[Refused]]:
     """The first MAX_OTHER_PRS PRs, in `review_order`, whose change since they forked from
     `target` can change the render of a profile in `changed` (chart → the profiles this PR
     changes): each with those charts and profiles. Merged PRs and unrelated histories are left
-    out."""
+    out; so are PRs whose chart tree the pre-check refuses, returned apart."""
     if not charts:
-        return []
+        return [], []
     ordered = sorted(prs, key=review_order)
     points = repo.fork_points(target, [pr.head for pr in ordered])
     forked = [
@@ -140,7 +152,7 @@ def candidates(
     ]
     commits = list(dict.fromkeys(c for pr, base in forked for c in (pr.head, base) if c))
     trees = {c.path: repo.subtrees(c.path, commits) for c in charts} if commits else {}
-    found = []
+    found, refused = [], []
     for pr, fork in forked:
         assert fork is not None  # filtered above
         reach = {c.path: affected(trees[c.path][fork], trees[c.path][pr.head], c) for c in charts}
@@ -149,11 +161,23 @@ def candidates(
             for path, profiles in reach.items()
         }
         shared = {path: profiles for path, profiles in shared.items() if profiles}
-        if shared:
+        why = next(((p, w) for p in shared if (w := refusal(repo, pr.head, p))), None)
+        if why is not None:
+            refused.append((pr, *why))
+        elif shared:
             found.append((pr, shared))
-        if len(found) == MAX_OTHER_PRS:
+        if MAX_OTHER_PRS in (len(found), len(refused)):
             break
-    return found
+    return found, refused
+
+
+def refusal(repo: GitRepo, head: str, chart: str) -> str | None:
+    """Why the pre-check refuses the chart's tree at `head` (bot/engine/chart/renders.py), or None;
+    a dependency that cannot be resolved is the render's to say."""
+    try:
+        return checked_charts(repo.tree(head), chart)[1]
+    except DependencyError:
+        return None
 
 
 def affected(before: Subtree, after: Subtree, chart: ChartRenders) -> frozenset[str] | None:

@@ -4,16 +4,16 @@ the template and line, and the values as Helm is handed them."""
 from __future__ import annotations
 
 import datetime
-import io
 import json
 import os
 import re
-import tarfile
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from bot.errors import ChartReviewError
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.tarball.headers import ArchiveRefused
+from bot.tarball.reader import members
 
 # Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
 # another's YAML is parsed; the sandbox keeps one render process per worker.
@@ -148,11 +148,11 @@ def _archive_line(archive: bytes, name: str, pattern: re.Pattern[str]) -> int | 
     """The first line of the chart's file `name` in the archive that `pattern` matches (read only
     on an error path); None without such a file or line."""
     try:
-        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-            member = tar.extractfile(f"{ARCHIVE_ROOT}/{name}")
-            text = member.read().decode(errors="replace") if member is not None else ""
-    except (tarfile.TarError, KeyError, OSError):
+        wanted = members(archive, lambda m: m.path == name and not m.within)
+        found = next((m.data for m in wanted if m.data is not None), None)
+    except ArchiveRefused:
         return None
+    text = found.decode(errors="replace") if found is not None else ""
     for number, line in enumerate(text.splitlines(), start=1):
         if pattern.match(line):
             return number

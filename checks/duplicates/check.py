@@ -8,11 +8,13 @@ change: an object changed the same way on the same profile, measured from this r
 whatever text got there (checks/duplicates/objects.py; the engine renders a few other PRs for it,
 bot/engine/other_renders.py). A shared hunk whose rendered effect differs, where the other PR was
 rendered, is weaker evidence: a notice. A PR stacked on the other carries its changes without
-duplicating them, so it is left alone."""
+duplicating them, so it is left alone. Another PR whose chart tree the pre-check refused (an archive
+past the reader's caps, a link leaving the chart) was not rendered: it is left out of the
+comparison, and a notice says so."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.engine.chart.files import read_chart_meta
@@ -25,7 +27,7 @@ from checks.duplicates.objects import ObjectChange, shared_changes
 from checks.duplicates.others import chart_paths, stacked, touched
 
 NAME = DUPLICATES_CHECK
-SAME_ISSUE, SAME_CHANGE = "same-issue", "same-change"
+SAME_ISSUE, SAME_CHANGE, NOT_COMPARED = "same-issue", "same-change", "not-compared"
 SEVERITY = Severity.WARNING
 WEAKER = Severity.NOTICE  # the same lines, rendering differently
 # How many shared hunks, and objects, a message spells out; the data lists them all.
@@ -60,7 +62,36 @@ class Overlap:
 
 
 def run(ctx: Context) -> list[Finding]:
-    return [_finding(ctx, o) for o in overlaps(ctx)]
+    left_out = refused(ctx)
+    notices = [_not_compared(pr, chart, why) for pr, (chart, why) in left_out.items()]
+    compared = replace(ctx, open_prs=tuple(pr for pr in ctx.open_prs if pr not in left_out))
+    return notices + [_finding(compared, o) for o in overlaps(compared)]
+
+
+def refused(ctx: Context) -> dict[OpenPR, tuple[str, str]]:
+    """The open PRs whose chart tree the pre-check refused (bot/engine/other_renders.py): each
+    with the chart and why."""
+    found = {}
+    for pr in ctx.open_prs:
+        for chart in ctx.other_renders.get(pr.head, ()):
+            why = chart.refused.get("head")
+            if why is not None:
+                found[pr] = (chart.path, why)
+    return found
+
+
+def _not_compared(pr: OpenPR, chart: str, why: str) -> Finding:
+    who = describe(pr)
+    return Finding(
+        check=NAME,
+        severity=Severity.NOTICE,
+        rule=NOT_COMPARED,
+        title=f"{who} was not compared: its chart tree is refused",
+        message=f"{who} changes {chart} too, but its tree there is refused ({why}). It was left "
+        "out of the comparison: whether it duplicates this PR is not known.",
+        chart=chart,
+        data={"pr": pr.number or None, "ref": pr.ref or None, "why": why},
+    )
 
 
 def overlaps(ctx: Context) -> list[Overlap]:
@@ -254,7 +285,10 @@ def _line_of(ctx: Context, hunk: Hunk) -> int | None:
 
 
 def explain(ctx: Context) -> list[str]:
-    rendered = ", ".join(_pr_of(ctx, head) for head in ctx.other_renders) or "none"
+    left_out = {pr.head for pr in refused(ctx)}
+    rendered = (
+        ", ".join(_pr_of(ctx, head) for head in ctx.other_renders if head not in left_out) or "none"
+    )
     return [
         f"{NAME}: compared with {len(ctx.open_prs)} other open PRs; rendered for their change to "
         f"the same charts: {rendered}"

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 import tarfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bot.engine.chart.schemas import archive_escape, schema_escape
+from bot.engine.chart.schemas import MAX_SCHEMA_BYTES, archive_escape, schema_escape
 from bot.engine.markdown import to_markdown
 from bot.engine.report import Report
 from bot.engine.review import Engine, ReviewInput
@@ -63,34 +60,6 @@ def test_a_schema_too_deep_to_parse_is_not_handed_on() -> None:
     assert schema_escape(deep) == "it nests too deep to be inspected"
     nested = '{"not": ' * 500 + '{"$ref": "file:///x"}' + "}" * 500
     assert schema_escape(nested) == '"$ref": "file:///x" names a document outside the schema'
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    """A loopback server that records every connection it is offered."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.settimeout(0.2)
-    seen: list[bytes] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                seen.append(conn.recv(1024) or b"(connected)")
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], seen
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
 
 
 def review(g: GitBuilder) -> Report:
@@ -163,3 +132,9 @@ def test_a_vendored_subchart_whose_schema_reaches_out_is_refused(tmp_path: Path)
     (finding,) = [f for f in report.findings_for("render") if f.rule != "not-reviewed"]
     assert (finding.rule, finding.severity) == ("unsafe-tree", "failure")
     assert "app/charts/sub-1.0.0.tgz: sub/values.schema.json" in finding.message
+
+
+def test_a_schema_larger_than_helm_loads_is_not_parsed() -> None:
+    assert schema_escape(" " * (MAX_SCHEMA_BYTES + 1)) == (
+        "it is larger than 5 MiB, the most Helm loads of one file"
+    )

@@ -5,9 +5,6 @@ and output conventions, run as a real subprocess by bot.render.helm_cli.HelmCLI.
 from __future__ import annotations
 
 import json
-import os
-import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,21 +15,8 @@ from bot.render.helm_cli import HelmCLI
 from tests.support.app_scenario import with_init
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
-from tests.support.paths import ROOT
 
-HELM = ROOT / "tests" / "support" / "helm_cli.py"
 TEMPLATE = "app/templates/deployment.yaml"
-
-
-@pytest.fixture
-def helm_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    wrapper = bindir / "helm"
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HELM}" "$@"\n')
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    return wrapper
 
 
 @pytest.fixture

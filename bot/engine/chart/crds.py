@@ -5,10 +5,7 @@ templates define. Only when some template asks: otherwise no API version can cha
 
 from __future__ import annotations
 
-import io
 import re
-import tarfile
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -23,11 +20,12 @@ from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
 from bot.kube.capabilities import Capabilities, crd_api_versions
 from bot.lru import BoundedCache
+from bot.tarball.headers import ArchiveRefused
+from bot.tarball.reader import Member, members
 
 # Helm's CRD files (`Chart.CRDObjects`): under the chart's or a subchart's `crds/`, a manifest by
-# its extension; in a vendored archive, under its top directory.
+# its extension; in a vendored archive, the same path inside its chart.
 _CRD_FILE_RE = re.compile(r"^(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
-_ARCHIVED_CRD_RE = re.compile(r"^[^/]+/(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
 _TEMPLATE_RE = re.compile(r"^(?:charts/[^/]+/)*templates/")
 # How a template asks for API versions, however it reaches `.Capabilities` (`$.Capabilities`,
 # `.context.Capabilities`, `$caps := .Capabilities`).
@@ -125,19 +123,24 @@ def _text_versions(data: bytes) -> tuple[str, ...]:
 
 
 def _archived_versions(repo: GitRepo, oid: str) -> tuple[str, ...]:
-    """A vendored subchart's `crds/` (the tree check has bounded what the archive unpacks to)."""
+    """A vendored subchart's `crds/`, its own (the tree check has refused an archive past the
+    bounded reader's caps, so this read stays within them)."""
     found: list[str] = []
     try:
-        with tarfile.open(fileobj=io.BytesIO(repo.blob(oid)), mode="r:*") as tar:
-            for member in tar:
-                if not member.isfile() or member.size > MAX_VALUES_BYTES:
-                    continue
-                if _ARCHIVED_CRD_RE.match(member.name):
-                    handle = tar.extractfile(member)
-                    found += _text_versions(handle.read()) if handle is not None else ()
-    except (tarfile.TarError, OSError, EOFError, zlib.error):
-        pass  # not an archive Helm can read either: it says so itself
+        for member in members(repo.blob(oid), _is_crd_file):
+            if member.data is not None:
+                found += _text_versions(member.data)
+    except ArchiveRefused:
+        return ()  # refused by the tree check already: never rendered
     return tuple(found)
+
+
+def _is_crd_file(member: Member) -> bool:
+    return (
+        not member.within
+        and member.size <= MAX_VALUES_BYTES
+        and bool(_CRD_FILE_RE.match(member.path))
+    )
 
 
 def new_api_versions(docs: tuple[Document, ...], caps: SideCapabilities) -> tuple[str, ...]:

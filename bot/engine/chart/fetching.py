@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
 from bot.engine.chart.dependencies import LocalChart, vendored
 from bot.engine.chart.files import dir_prefix, find_charts, read_chart_meta
 from bot.engine.chart.remote import RemoteDependency, base_repositories, remote_plan
+from bot.engine.chart.schemas import NOT_HANDED_ON, archive_escape
 from bot.engine.config import DependenciesConfig
 from bot.engine.context import RenderError
 from bot.git.objects import Tree
+from bot.lru import BoundedCache
 from bot.render.deps.fetcher import DependencyFetcher
 from bot.render.deps.indexes import Pinned
 from bot.render.deps.policy import Access, FetchPolicy
@@ -29,6 +32,8 @@ Fetch = Callable[[DependencyRequest], Fetched]
 # network), and this many is also all a chart whose repository fails can cost it.
 FETCHES_AT_ONCE = 4
 _FETCH_POOL = ThreadPoolExecutor(max_workers=FETCHES_AT_ONCE, thread_name_prefix="fetch")
+# Fetched archives by sha256 → why one is refused (None: safe), read once.
+_FETCHED: BoundedCache[str, str | None] = BoundedCache(4096)
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,9 @@ def fetch_dependencies(
     for dep, got in zip(plan.wanted, results, strict=False):
         if isinstance(got, FetchError):
             return RenderError(dep.chart_yaml, dep.line, str(got), unavailable=True)
+        refused = fetched_refusal(dep.request, got)
+        if refused is not None:
+            return RenderError(dep.chart_yaml, dep.line, refused, unavailable=True)
         path = f"{dep.into}{dep.request.name}-{got.version}.tgz"
         members.append((path, got.digest, got.data))
         versions[f"{dep.into}{dep.request.name}/"] = got.version
@@ -84,6 +92,16 @@ def _fetch_in_order(fetch: Fetch, wanted: Sequence[RemoteDependency]) -> list[Fe
     ordered = [results[i] for i in sorted(results)]
     first = next((i for i, got in enumerate(ordered) if isinstance(got, FetchError)), None)
     return ordered if first is None else ordered[: first + 1]
+
+
+def fetched_refusal(request: DependencyRequest, got: Fetched) -> str | None:
+    """The pre-check a committed archive gets (bot/engine/chart/schemas.py), on a fetched one: a
+    repository's archive must not reach outside the chart either, even where the render sandbox
+    is only partly confined. Remembered by the archive's sha256."""
+    why = _FETCHED.get_or_make(got.digest, partial(archive_escape, got.data))
+    if why is None:
+        return None
+    return f"{replace(request, version=got.version).describe()}: {why}; {NOT_HANDED_ON}"
 
 
 def _fetch_one(fetch: Fetch, dep: RemoteDependency) -> Fetched | FetchError:

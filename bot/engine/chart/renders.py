@@ -24,7 +24,13 @@ from bot.engine.chart.files import (
     parse_rules,
 )
 from bot.engine.chart.profile_render import render_profile
-from bot.engine.chart.schemas import SCHEMA_FILE, archive_escape, schema_escape
+from bot.engine.chart.schemas import (
+    NOT_HANDED_ON,
+    SCHEMA_FILE,
+    ArchiveVerdict,
+    archive_verdict,
+    schema_escape,
+)
 from bot.engine.chart.selection import chart_meta
 from bot.engine.config import Config
 from bot.engine.context import ChartRenders, LintSeverity, Rendered, RenderError
@@ -43,10 +49,12 @@ from bot.lru import BoundedCache
 from bot.render.base import RENDER_WORKERS, Renderer
 from bot.render.cache import RenderCache
 from bot.render.lint import can_lint
+from bot.tarball.reader import ONE_CHART, Budget, OverCap
 
 SIDES = ("base", "head")
-# Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
-_VENDORED: BoundedCache[str, str | None] = BoundedCache(4096)
+# Vendored subchart archives by blob id → why one must be refused (None: safe) and what reading it
+# cost, read once.
+_VENDORED: BoundedCache[str, ArchiveVerdict] = BoundedCache(4096)
 # Twice as many threads as render processes (which bound the renders under way: the sandbox's pool,
 # the helm binary's semaphore). A thread does Python around its render (the values, the archive,
 # then parsing what came back): with one thread per process, the process sat idle meanwhile. Over a
@@ -486,6 +494,7 @@ def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
 
 
 def _unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
+    together = Budget(scope=ONE_CHART)  # what the chart's archives cost the pre-check, in all
     for path in helm_reads(tree, chart_dir):
         entry = tree.entry(path)
         if entry is None:
@@ -495,14 +504,18 @@ def _unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
         except UnsafeTreeError as exc:
             return str(exc)
         if entry.kind == "blob" and is_vendored_archive(path, chart_dir):
-            why = _VENDORED.get_or_make(entry.oid, partial(_archive_escape, tree, path))
-            if why is not None:
-                return f"{path}: {why}; refused, not handed to Helm"
+            verdict = _VENDORED.get_or_make(entry.oid, partial(_archive_verdict, tree, path))
+            if verdict.why is not None:
+                return f"{path}: {verdict.why}; {NOT_HANDED_ON}"
+            try:
+                together.charge(verdict.cost)
+            except OverCap as exc:
+                return f"{chart_dir}: its vendored archives hold {exc}; {NOT_HANDED_ON}"
     return None
 
 
-def _archive_escape(tree: GitTree, path: str) -> str | None:
-    return archive_escape(tree.read(path) or b"")
+def _archive_verdict(tree: GitTree, path: str) -> ArchiveVerdict:
+    return archive_verdict(tree.read(path) or b"")
 
 
 def unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:

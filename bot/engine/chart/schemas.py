@@ -8,17 +8,21 @@ file system too; an `$id` moves that base; a `$schema` naming an unknown meta-sc
 So only fragments (`#/definitions/x`) may be referenced, `$id` may only be a fragment, and
 `$schema` only a draft the compiler has built in. A schema that breaks this is left out of the
 archive (the chart is still rendered and reviewed, unvalidated, and the review says so); inside a
-vendored subchart archive it cannot be left out, so that chart is refused.
+vendored subchart archive or a fetched dependency (or a subchart archive inside either, which Helm
+validates too) it cannot be left out, so that chart is refused. Archives are read by the bounded
+reader (bot/tarball/reader.py): one past its caps, or one Helm could not read, is refused as well.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import tarfile
-import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
+
+from bot.tarball.headers import ArchiveRefused, Unreadable
+from bot.tarball.limits import LIMITS, mib
+from bot.tarball.reader import Budget, Cost, Member, members
 
 SCHEMA_FILE = "values.schema.json"
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -63,16 +67,21 @@ _SCHEMA_MAPS = (
     "dependentSchemas",
     "dependencies",
 )
-MAX_SCHEMA_BYTES = 1 << 20
-# A vendored subchart archive is read only this far for its schemas (a gzip bomb stops here).
-MAX_SCANNED_BYTES = 64 << 20
+# The largest schema inspected (the chart's own, or one in an archive): the most Helm loads of one
+# file. A larger one is never parsed here; it is left out, or its archive refused.
+MAX_SCHEMA_BYTES = LIMITS.held_bytes
+NOT_HANDED_ON = "refused, not handed to Helm"  # how every refused archive's reason ends
+# Helm drops a UTF-8 byte order mark from every file it loads; Python's json refuses one.
+BOM = "\ufeff"
 
 
 def schema_escape(text: str) -> str | None:
     """Why this schema could reach outside the chart (the first offending keyword and value), or
     None when every reference stays inside it."""
+    if len(text) > MAX_SCHEMA_BYTES:
+        return f"it is larger than {mib(MAX_SCHEMA_BYTES)}, the most Helm loads of one file"
     try:
-        schema = json.loads(text)
+        schema = json.loads(text.removeprefix(BOM))
     except RecursionError:
         return "it nests too deep to be inspected"
     except ValueError:
@@ -116,24 +125,47 @@ def _schemas(root: Any) -> Iterator[dict[str, Any]]:
                 stack.extend(node[key].values())
 
 
+@dataclass(frozen=True)
+class ArchiveVerdict:
+    """What the pre-check says of one chart archive: why it is refused (None: safe to hand to
+    Helm), and what reading it cost, which a chart's archives share (bot/tarball/limits.py)."""
+
+    why: str | None
+    cost: Cost
+
+
 def archive_escape(data: bytes) -> str | None:
-    """Why a vendored subchart archive (`charts/x.tgz`) must be refused: a schema inside it that
-    reaches outside, or an archive too large to inspect. None when it is safe to hand to Helm."""
-    scanned = 0
+    """Why a chart archive (a vendored `charts/x.tgz`, a fetched dependency) must be refused, or
+    None when it is safe to hand to Helm."""
+    return archive_verdict(data).why
+
+
+def archive_verdict(data: bytes) -> ArchiveVerdict:
+    """A schema inside the archive, or inside a subchart archive in it, that reaches outside; an
+    archive past the bounded reader's caps; one Helm could not read either: each is refused."""
+    budget = Budget()
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-            for member in tar:
-                scanned += member.size
-                if scanned > MAX_SCANNED_BYTES:
-                    return f"larger than {MAX_SCANNED_BYTES >> 20} MiB unpacked, not inspected"
-                if not member.isfile() or member.name.rsplit("/", 1)[-1] != SCHEMA_FILE:
-                    continue
-                if member.size > MAX_SCHEMA_BYTES:
-                    return f"{member.name} is larger than {MAX_SCHEMA_BYTES >> 20} MiB"
-                handle = tar.extractfile(member)
-                why = schema_escape(handle.read().decode("utf-8", "replace")) if handle else None
-                if why is not None:
-                    return f"{member.name}: {why}"
-    except (tarfile.TarError, OSError, EOFError, zlib.error):
-        return None  # not an archive Helm can read either: it says so itself
-    return None
+        for member in members(data, _is_small_schema, budget):
+            if not _is_schema(member):
+                continue
+            if member.data is None:
+                return ArchiveVerdict(
+                    f"{member.location} is larger than {mib(MAX_SCHEMA_BYTES)}", budget.cost
+                )
+            why = schema_escape(member.data.decode("utf-8", "replace"))
+            if why is not None:
+                return ArchiveVerdict(f"{member.location}: {why}", budget.cost)
+    except Unreadable as exc:
+        return ArchiveVerdict(f"not a chart archive Helm can read ({exc})", budget.cost)
+    except ArchiveRefused as exc:
+        return ArchiveVerdict(str(exc), budget.cost)
+    return ArchiveVerdict(None, budget.cost)
+
+
+def _is_schema(member: Member) -> bool:
+    """Any `values.schema.json` of the archive: the chart's, or an unpacked subchart's."""
+    return member.path.rsplit("/", 1)[-1] == SCHEMA_FILE
+
+
+def _is_small_schema(member: Member) -> bool:
+    return _is_schema(member) and member.size <= MAX_SCHEMA_BYTES

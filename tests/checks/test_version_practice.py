@@ -158,7 +158,7 @@ def test_ct_lint_in_ci_enforces_except_for_the_chart_it_lints_without_the_check(
 ) -> None:
     """Issue 38, rule 5: a repository lints every chart with `ct lint`, but one chart in a step of
     its own with `--check-version-increment=false`: that chart needs no bump, the others do. The
-    history (PRs that do not bump) says otherwise; what the CI runs decides."""
+    history (PRs that bumped both) says otherwise for the one; what the CI runs decides."""
     g = GitBuilder(tmp_path / "r")
     write_chart(g, "charts/web", "web", "1.0.0")
     write_chart(g, "charts/legacy", "legacy", "1.0.0")
@@ -171,8 +171,8 @@ def test_ct_lint_in_ci_enforces_except_for_the_chart_it_lints_without_the_check(
         ),
     ).commit("two charts, linted")
     for number in (1, 2, 3):
-        land(g, number, chart="charts/web")
-        land(g, 10 + number, chart="charts/legacy")
+        land(g, number, f"1.0.{number}", chart="charts/web")
+        land(g, 10 + number, f"1.0.{number}", chart="charts/legacy")
     pr_without_bump(g, "web-pr", "charts/web")
     pr_without_bump(g, "legacy-pr", "charts/legacy")
     [web] = review(g, "web-pr", chart="charts/web")
@@ -377,3 +377,12 @@ def test_a_suggestion_never_goes_below_what_the_head_meant(tmp_path: Path) -> No
     # develop has meanwhile released 0.46.0: the next minor, still never back to 0.45.x
     g.write("client/Chart.yaml", chart_yaml("0.46.0")).commit("chore(release): publish 0.46.0")
     assert only(review(g), "invalid-version").data["suggested"] == "0.47.0"
+
+
+def test_a_new_chart_never_released_needs_no_bump_to_be_enforced(tmp_path: Path) -> None:
+    """Issue 38, rule 4, through the check: a fixture chart added at 0.1.0, never released, no
+    ct.yaml, and a PR that changes it: there is no practice, so a notice, not a failure."""
+    g = chart_repo(tmp_path / "r", version="0.1.0")
+    [finding] = review(pr_without_bump(g))
+    assert (finding.rule, finding.severity) == ("missing-bump", Severity.NOTICE)
+    assert finding.data["practice"]["basis"] == "never-released"

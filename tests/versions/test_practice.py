@@ -140,14 +140,15 @@ def test_too_few_changes_to_a_released_chart_keep_the_default(tmp_path: Path) ->
 
 def test_a_chart_never_released_with_no_history_has_no_practice(tmp_path: Path) -> None:
     """Issue 38, rule 4: a test fixture chart at a placeholder 0.1.0, no releases, no ct.yaml,
-    one earlier change: it was failed by the default; there is nothing to learn."""
-    g = land_all(chart_repo(tmp_path / "r", version="0.1.0"), "n")
+    no earlier change: it was failed by the default; there is nothing to learn."""
+    g = chart_repo(tmp_path / "r", version="0.1.0")
     rule = learned(g, released=False)
     assert (rule.level, rule.basis) == (Level.NOT_ENFORCED, Basis.NEVER_RELEASED)
     assert rule.said == (
-        "Not enforced: no release of this chart is on record and develop has only 1 earlier "
-        "change to it, so there is no practice to learn."
+        "Not enforced: no release of this chart is on record and develop has only 0 earlier "
+        "changes to it, so there is no practice to learn."
     )
+    assert learned(land_all(g, "n"), released=False).basis is Basis.NEVER_RELEASED
 
 
 def test_a_few_changes_that_all_went_without_a_bump_lean_to_release(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from bot.app.review_pull import Published, integration_branch_of, review_pull, t
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
 from bot.app.version_watch import claimants, claimed_versions
+from bot.engine.rivals import branch_name
 from bot.git.mirror import Mirrors
 from bot.git.refs import Branch
 from bot.git.repo import GitRepo
@@ -307,7 +308,8 @@ class Worker:
         if develop is None:
             return
         prs = [p.open_pr() for p in open_prs if git.resolve(p.head_sha)]
-        board = build_board(git, develop.sha, prs, ignore=tuple(config.version.ignore))
+        ignore = tuple(config.version.ignore)
+        board = build_board(git, develop.sha, prs, ignore=ignore, branch=branch_name(develop.name))
         client.upsert_issue(BOARD_TITLE, board_markdown(board))
 
 

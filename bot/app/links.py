@@ -23,6 +23,7 @@ from bot.app.review_pull import integration_branch_of
 from bot.engine.config import LinksConfig
 from bot.engine.context import LinkedRepo, RepoResolver
 from bot.engine.links import NOT_READABLE, bounded, link_key
+from bot.engine.rivals import branch_name
 from bot.git.mirror import MirrorError, Mirrors, MirrorTooLarge
 from bot.git.repo import GitRepo
 
@@ -105,7 +106,9 @@ def read_linked(
             why = f"not checked: {name} has no develop or {info.default_branch} branch"
             return LinkedRepo(name, reason=why)
         prs = tuple(p.open_pr() for p in client.open_pulls() if git.resolve(p.head_sha))
-        return LinkedRepo(name, git=git, develop=branch.sha, open_prs=prs)
+        return LinkedRepo(
+            name, git=git, develop=branch.sha, open_prs=prs, branch=branch_name(branch.name)
+        )
     except GithubException as exc:
         return LinkedRepo(name, reason=f"not checked: GitHub answered {exc.status} for {name}")
     except MirrorTooLarge as exc:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from bot.cli.errors import UsageError
 from bot.cli.open_prs import DEFAULT_DISCOVERY, Discovery, open_pull_requests
 from bot.engine.context import LinkedRepo, OpenPR, RepoResolver
+from bot.engine.rivals import branch_name
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
 
@@ -53,19 +54,20 @@ def _open(name: str, path: str, ref: str | None, rules: Discovery) -> LinkedRepo
         repo = GitRepo(path)
     except GitError as exc:
         raise UsageError(f"--link {name}: {exc}") from None
-    develop = _develop(repo, ref)
+    develop, branch = _develop(repo, ref)
     if develop is None:
         wanted = ref or "develop, or a default branch"
         raise UsageError(f"--link {name}: {path} has no {wanted}")
     found = open_prs(repo, develop, rules)
-    return LinkedRepo(name=name, git=repo, develop=develop, open_prs=found)
+    return LinkedRepo(name=name, git=repo, develop=develop, open_prs=found, branch=branch)
 
 
-def _develop(repo: GitRepo, ref: str | None) -> str | None:
+def _develop(repo: GitRepo, ref: str | None) -> tuple[str | None, str]:
+    """The linked repository's branch to read: its commit and its name."""
     if ref is not None:
-        return repo.resolve(ref)
+        return repo.resolve(ref), branch_name(ref)
     found = integration_branch(repo)
-    return found.sha if found else None
+    return (found.sha, branch_name(found.name)) if found else (None, "develop")
 
 
 def open_prs(

@@ -10,6 +10,7 @@ from bot.cli.errors import UsageError
 from bot.cli.open_prs import add_discovery_arguments, discover_open_prs, discovery_from
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.ct_config import NO_CT, load_ct_config
+from bot.engine.rivals import branch_name
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
@@ -56,12 +57,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_board(repo: GitRepo, args: argparse.Namespace) -> int:
-    develop_sha = _develop(repo, args.develop)
+    develop_sha, branch = _develop(repo, args.develop)
     config = parse_config(repo.tree(develop_sha).text(CONFIG_PATH))
     open_prs = discover_open_prs(
         repo, develop_sha, args.open_pr, exclude_head=None, rules=discovery_from(args)
     )
-    board = build_board(repo, develop_sha, open_prs, args.chart, ignore=config.version.ignore)
+    board = build_board(
+        repo, develop_sha, open_prs, args.chart, ignore=config.version.ignore, branch=branch
+    )
     if args.format == "json":
         sys.stdout.write(board_json_text(board))
     else:
@@ -69,15 +72,15 @@ def _print_board(repo: GitRepo, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _develop(repo: GitRepo, requested: str | None) -> str:
+def _develop(repo: GitRepo, requested: str | None) -> tuple[str, str]:
     """The branch asked for, else the integration branch that the config (or ct.yaml's
     target-branch) of the default branch (the repository's HEAD) names, as bot/git/refs.py
-    decides."""
+    decides: its commit and its name."""
     if requested:
         sha = repo.resolve(requested)
         if sha is None:
             raise UsageError(f"unknown develop ref {requested!r}")
-        return sha
+        return sha, branch_name(requested)
     head = repo.resolve(repo.default_branch() or "HEAD")
     tree = repo.tree(head) if head else None
     configured = parse_config(tree.text(CONFIG_PATH)).develop if tree else None
@@ -85,7 +88,7 @@ def _develop(repo: GitRepo, requested: str | None) -> str:
     found = integration_branch(repo, configured, target_refs=ct.target_refs)
     if found is None:
         raise UsageError("no develop branch")
-    return found.sha
+    return found.sha, branch_name(found.name)
 
 
 def _usage_error(message: str) -> int:

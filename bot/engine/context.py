@@ -44,6 +44,7 @@ class LinkedRepo:
     develop: str | None = None  # commit sha of its integration branch
     open_prs: tuple[OpenPR, ...] = ()
     reason: str = ""
+    branch: str = "develop"  # the name of the branch `develop` is, for the words
 
 
 class RepoResolver(Protocol):

@@ -29,7 +29,7 @@ STATUS_TEXT = {
     Status.MISSING_BUMP: "missing bump",
     Status.INVALID: "invalid version",
     Status.NOT_GREATER: "not greater than base",
-    Status.TAKEN: "taken by develop",
+    Status.TAKEN: "taken by {branch}",
     Status.REMOVED: "removes the chart",
 }
 # The merge queue top to bottom: mergeable claims in version order, then what needs a new version,
@@ -56,11 +56,11 @@ class Row:
     suggested: str | None
     rivals: tuple[OpenPR, ...] = ()
 
-    @property
-    def status_text(self) -> str:
+    def status_text(self, branch: str = "develop") -> str:
+        """The status in words; `branch` names the integration branch (`main`, `develop`)."""
         if self.status is Status.RACE:
             return "collides with " + ", ".join(pr_label(pr) for pr in self.rivals)
-        return STATUS_TEXT[self.status]
+        return STATUS_TEXT[self.status].format(branch=branch)
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class ChartBoard:
 class Board:
     develop: str
     charts: tuple[ChartBoard, ...]
+    branch: str = "develop"  # the integration branch's name, for the words
 
 
 def build_board(
@@ -83,9 +84,11 @@ def build_board(
     open_prs: Iterable[OpenPR],
     charts: list[str] | None = None,
     ignore: Sequence[str] = (),
+    branch: str = "develop",
 ) -> Board:
     """One table per chart: a row for every open PR that touches it. With `charts` None, every chart
-    on develop or added by an open PR, and only those some PR touches."""
+    on develop or added by an open PR, and only those some PR touches. `branch`: the integration
+    branch's name, as the board says it."""
     prs = tuple(open_prs)
     develop_tree = git.tree(develop_sha)
     paths = charts if charts is not None else _all_charts(git, develop_sha, prs)
@@ -103,7 +106,7 @@ def build_board(
             name = _chart_name(develop, claims, path)
             version = develop.version if develop else None
             tables.append(ChartBoard(path, name, version, tuple(rows)))
-    return Board(develop_sha, tuple(tables))
+    return Board(develop_sha, tuple(tables), branch)
 
 
 def _all_charts(git: GitView, develop_sha: str, prs: Sequence[OpenPR]) -> list[str]:
@@ -142,12 +145,12 @@ def _queue_key(row: Row) -> tuple[int, semver.Version, int, str]:
 
 def board_markdown(board: Board, link_fmt: str | None = None) -> str:
     """Markdown tables; `link_fmt` (e.g. `https://github.com/o/r/pull/{number}`) links the PRs."""
-    out = [f"## Chart versions on develop (`{board.develop[:7]}`)", ""]
+    out = [f"## Chart versions on {inline(board.branch)} (`{board.develop[:7]}`)", ""]
     if not board.charts:
         out.append("No open PR touches a chart.")
     for chart in board.charts:
         where = f"{inline(chart.name)} ({code(chart.path)})"  # names from Chart.yaml: PR text
-        out += [f"### {where}: develop at {_cell(chart.develop_version)}", ""]
+        out += [f"### {where}: {inline(board.branch)} at {_cell(chart.develop_version)}", ""]
         if not chart.rows:
             out += ["No open PR touches this chart.", ""]
             continue
@@ -159,7 +162,7 @@ def board_markdown(board: Board, link_fmt: str | None = None) -> str:
                 _cell(row.pr.ref),
                 _cell(row.base_version),
                 _cell(row.claimed),
-                _cell(row.status_text),
+                _cell(row.status_text(board.branch)),
                 _cell(row.suggested),
             )
             out.append("| " + " | ".join(cells) + " |")
@@ -188,21 +191,21 @@ def board_json(board: Board) -> dict[str, Any]:
                 "path": chart.path,
                 "name": chart.name,
                 "develop_version": chart.develop_version,
-                "rows": [_row_json(row) for row in chart.rows],
+                "rows": [_row_json(row, board.branch) for row in chart.rows],
             }
             for chart in board.charts
         ],
     }
 
 
-def _row_json(row: Row) -> dict[str, Any]:
+def _row_json(row: Row, branch: str) -> dict[str, Any]:
     return {
         "pr": row.pr.number or None,
         "branch": row.pr.ref or None,
         "head": row.pr.head,
         "base_version": row.base_version,
         "claimed": row.claimed,
-        "status": row.status_text,
+        "status": row.status_text(branch),
         "rule": str(row.status),
         "suggested": row.suggested,
         "collides_with": [pr.number or pr.ref for pr in row.rivals],

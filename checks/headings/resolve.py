@@ -143,8 +143,8 @@ class Resolver:
 
     def linked(self, ref: Reference, name: str, file: FileRef) -> Resolution:
         label = f"{name}:{file.path}"
-        at = f" on {name}'s develop"
         repo = self._linked.get(name) or self._linked.setdefault(name, self.open(name))
+        at = f" on {name}'s {repo.branch}"
         if repo.git is None or repo.develop is None:
             # Only the reason: nothing else about a repository that was not read.
             reason = repo.reason or UNKNOWN_DEVELOP
@@ -169,7 +169,7 @@ class Resolver:
             return repo.reason or UNKNOWN_DEVELOP
         try:
             sha = (repo.git.resolve(ref) if ref else None) or repo.develop
-            where = f" on {name}'s {ref}" if sha != repo.develop else f" on {name}'s develop"
+            where = f" on {name}'s {ref if sha != repo.develop else repo.branch}"
             return LinkedTree(self.files(repo.git, sha), where, repo.git, repo.open_prs)
         except Exception as exc:  # another repository is read through an adapter: say why
             return f"not checked: {exc}"

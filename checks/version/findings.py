@@ -28,7 +28,7 @@ LISTED_FILES = 3
 CASE_TEXT = {
     "conflict": "`Chart.yaml` will conflict on merge",
     "clean": (
-        "it merges *cleanly* because develop made the identical bump, so nothing fails and this "
+        "it merges *cleanly* because {branch} made the identical bump, so nothing fails and this "
         "PR's content would ship under a version that already names other content"
     ),
 }
@@ -190,7 +190,7 @@ def _taken(ctx: ChartContext, a: Assessment, take: str) -> Finding:
     severity, practice = _by_practice(a, Severity.FAILURE)
     message = (
         f"{a.develop_label} is at {develop_version}{since}, so this PR's {step} "
-        f"is taken: {CASE_TEXT[case]}.{released_text}{practice} {take}"
+        f"is taken: {CASE_TEXT[case].format(branch=a.develop_label)}.{released_text}{practice} {take}"
     )
     return finding(
         a,

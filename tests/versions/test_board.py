@@ -195,6 +195,16 @@ def test_cli_defaults_to_the_default_branch(
     doc = json.loads(capsys.readouterr().out)
     assert doc["develop"] == g.sha("main")
     assert rows(doc) == [(None, "feature", "1.0.0", None, "missing bump", "1.0.1")]
+    # The words name the branch the repository has (issue 38), never a develop it lacks.
+    assert versions("--repo", str(g.path)) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("## Chart versions on main (") and "develop" not in markdown
+    g.branch("taken", "main").write("client/Chart.yaml", chart_yaml("1.0.1")).commit("1.0.1")
+    g.checkout("main").write("client/Chart.yaml", chart_yaml("1.0.1")).commit("main takes it")
+    g.run_git("update-ref", "refs/remotes/origin/taken", g.sha("taken"))
+    assert versions("--repo", str(g.path), "--format", "json") == 0
+    statuses = [r["status"] for r in json.loads(capsys.readouterr().out)["charts"][0]["rows"]]
+    assert "taken by main" in statuses
 
 
 @pytest.mark.parametrize(

@@ -155,28 +155,57 @@ def main() -> int:
     )
     parser.add_argument("--json", metavar="FILE", help="write the figures here")
     parser.add_argument(
+        "--keep", metavar="DIR", help="keep each repository's replay JSON here (OWNER+NAME.json)"
+    )
+    parser.add_argument(
+        "--judge",
+        metavar="DIR",
+        help="judge the replays --keep kept there against verdicts.yaml, replaying nothing",
+    )
+    parser.add_argument(
         "--missing", metavar="FILE", help="write untriaged findings' skeletons here"
     )
     args = parser.parse_args()
-    corpus = os.environ.get("CORPUS_DIR")
-    if not corpus:
-        sys.exit("set CORPUS_DIR to the directory holding the clones (see bench/corpus/repos.yaml)")
     listed = yaml.safe_load((HERE / "repos.yaml").read_text())["repositories"]
     entries = [e for e in listed if args.only in (None, e["repo"]) and _in_set(e, args.set)]
     verdicts = load_verdicts(HERE / "verdicts.yaml")
-    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(JOBS) as pool:
-        jobs = {
-            e["repo"]: pool.submit(
-                replay, e, clone_of(Path(corpus), e["repo"]), Path(tmp) / f"{i}.json"
-            )
-            for i, e in enumerate(entries)
-        }
-        results = {repo: job.result() for repo, job in jobs.items()}
+    if args.judge:
+        results = {e["repo"]: _kept(Path(args.judge), e["repo"]) for e in entries}
+    else:
+        results = replay_all(entries, args.keep)
     code = report(results, verdicts, args.missing)
     if args.json:
         figures = {repo: per_repository(repo, r, verdicts) for repo, r in results.items()}
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return code
+
+
+def replay_all(entries: list[dict[str, Any]], keep: str | None) -> dict[str, dict[str, Any]]:
+    corpus = os.environ.get("CORPUS_DIR")
+    if not corpus:
+        sys.exit("set CORPUS_DIR to the directory holding the clones (see bench/corpus/repos.yaml)")
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(JOBS) as pool:
+        where = Path(keep or tmp)
+        where.mkdir(parents=True, exist_ok=True)
+        jobs = {
+            e["repo"]: pool.submit(
+                replay, e, clone_of(Path(corpus), e["repo"]), where / _kept_name(e["repo"])
+            )
+            for e in entries
+        }
+        return {repo: job.result() for repo, job in jobs.items()}
+
+
+def _kept_name(repo: str) -> str:
+    return repo.replace("/", "+") + ".json"
+
+
+def _kept(directory: Path, repo: str) -> dict[str, Any]:
+    path = directory / _kept_name(repo)
+    if not path.is_file():
+        return {"failed": f"no replay kept at {path}"}
+    result: dict[str, Any] = json.loads(path.read_text())
+    return result
 
 
 def _in_set(entry: dict[str, Any], wanted: str) -> bool:

@@ -127,6 +127,7 @@ def review_change(
     inp = ReviewInput(
         base=change.base,
         base_name=base_name,
+        as_of=change.date,
         head=change.head,
         develop=change.base,
         charts=charts,

@@ -172,6 +172,9 @@ class Context:
     # branches actually used, never a name the repository does not have.
     target_name: str = "the target branch"
     develop_name: str = "develop"
+    # The time the review stands at (seconds since the epoch): a replay's change's, so what was
+    # released is read as it was then; None: now.
+    as_of: int | None = None
     # Other open PRs' renders (head sha → their renders of charts under review that they touch,
     # measured from this review's base): bot/engine/other_renders.py says which.
     other_renders: Mapping[str, tuple[ChartRenders, ...]] = field(default_factory=dict)

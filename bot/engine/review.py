@@ -97,6 +97,8 @@ class ReviewInput:
     # The branch `base` names, where `base` is a commit (the App, the Action, a replay): how
     # messages name it. None: `base` itself, unless it is a commit id.
     base_name: str | None = None
+    # A replay's change's time: what was released is read as it was then. None: now.
+    as_of: int | None = None
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,7 @@ class Engine:
                 namespace=namespace,
                 target_name=target_name,
                 develop_name=develop_name,
+                as_of=inp.as_of,
             )
 
         run = ChartsChecked(

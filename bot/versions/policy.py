@@ -31,10 +31,12 @@ def bump_rule(
     bump: str | Mapping[str, str] | None,
     ignore: Sequence[str],
     branch: str,
+    as_of: int | None = None,
 ) -> BumpRule:
     """The rule for the chart at `chart_path`: `target` the tip of the branch the PR targets (whose
     files declare), `develop` the integration branch's (whose releases and history tell);
-    `bump` the config's `version.bump`; `branch` how messages name the integration branch."""
+    `bump` the config's `version.bump`; `branch` how messages name the integration branch;
+    `as_of` the time of a replayed review (None: now)."""
     history = (
         chart_history(git, develop.commit, chart_path)
         if isinstance(git, FirstParentHistory)
@@ -50,7 +52,7 @@ def bump_rule(
     sole = chart_path == "." or develop.dirs_with("Chart.yaml") == (chart_path,)
     version = (meta.version or "").strip() if meta is not None else None
     state = release_state(
-        git, develop.commit, chart_path, name, version, sole, pages_branch(target)
+        git, develop.commit, chart_path, name, version, sole, pages_branch(target), as_of
     )
     if state.released is False:
         return _unreleased(version or "", state, branch)

@@ -1,19 +1,20 @@
 """Whether a chart version is released, as of a commit of the integration branch: a version that is
 not released yet needs no second bump, whatever changes join it before it ships.
 
-Three records, read in this order:
+Three records:
 
 - the chart's own release tags (chart-releaser's `NAME-1.2.3`, and `NAME-v1.2.3`,
   `NAME-helm-chart-1.2.3`, `NAME/1.2.3`; in a repository of one chart also `v1.2.3` and `1.2.3`): a
   version is released where its tag points at the commit or one it contains;
-- chart-releaser's `index.yaml` on its pages branch (`gh-pages`): a version is released once its
-  entry's `created` time is not after the commit's (so a replay of last year reads last year's
-  releases); read only below MAX_INDEX_BYTES;
-- failing both, the repository's own release tags (`v0.0.242`, releasing every chart at once, as
-  aws/eks-charts does): the chart's versions at the newest NEWEST_REPOSITORY_TAGS of those the
-  commit contains are released.
+- chart-releaser's `index.yaml` on its pages branch (`gh-pages`): a version is released once it
+  has an entry (in a replay, one `created` by the time of the change replayed, so last year's
+  change reads last year's releases); read only below MAX_INDEX_BYTES;
+- without tags of its own, the repository's own release tags (`v0.0.242`, releasing every chart
+  at once, as aws/eks-charts does): the chart's versions at the newest NEWEST_REPOSITORY_TAGS of
+  those the commit contains are released.
 
-A repository that shows none of them for the chart says nothing about what is released. Tags come
+A version is released where any of them says so; a repository that shows none of them for the
+chart says nothing about what is released. Tags come
 and go while a commit stays (a release tags the very commit develop is at): what is remembered is
 keyed by the tags listed, never by the commit alone."""
 
@@ -82,9 +83,11 @@ def release_state(
     version: str | None,
     sole: bool,
     pages: str = "gh-pages",
+    as_of: int | None = None,
 ) -> ReleaseState:
     """Whether `version` of chart `name` (at `chart_path`) is released as of commit `tip`;
-    `sole`: the repository holds no other chart."""
+    `sole`: the repository holds no other chart; `as_of`: the time of the review being replayed
+    (seconds), None for now."""
     wanted = parse_version(version)
     if not isinstance(git, ReleaseRecords) or not name or GLOB_CHARS_RE.search(name):
         return UNKNOWN_STATE
@@ -92,16 +95,22 @@ def release_state(
         return UNKNOWN_STATE
     target = str(wanted)
     tags = _chart_tags(git, name, sole)
-    indexed = _indexed(git, tip, name, pages)
-    if tags or indexed is not None:
+    said: list[tuple[str, bool]] = []
+    if tags:
         by_tag = any(v == target and git.is_ancestor(oid, tip) for v, oid in tags)
-        by_index = indexed is not None and target in indexed
-        sources = [
-            ("its release tags" if sole else f"its release tags (`{name}-…`)") if tags else "",
-            f"`{pages}:{INDEX_FILE}`" if indexed is not None else "",
-        ]
-        return ReleaseState(" and ".join(s for s in sources if s), by_tag or by_index)
-    return _by_repository_tags(git, tip, chart_path, target)
+        said.append(("its release tags" if sole else f"its release tags (`{name}-…`)", by_tag))
+    indexed = _indexed(git, name, pages, as_of)
+    if indexed is not None:
+        said.append((f"`{pages}:{INDEX_FILE}`", target in indexed))
+    if not tags:
+        by_repository = _by_repository_tags(git, tip, chart_path, target)
+        if by_repository.source is not None:
+            said.append((by_repository.source, bool(by_repository.released)))
+    if not said:
+        return UNKNOWN_STATE
+    # Released where any record says so: an index regenerated wholesale dates every entry anew,
+    # and a record that says "released" is never made up.
+    return ReleaseState(" and ".join(s for s, _ in said), any(r for _, r in said))
 
 
 def _chart_tags(git: ReleaseRecords, name: str, sole: bool) -> list[tuple[str, str]]:
@@ -130,9 +139,11 @@ def _tag_version(tag: str, name: str, sole: bool) -> str | None:
     return None
 
 
-def _indexed(git: ReleaseRecords, tip: str, name: str, pages: str) -> frozenset[str] | None:
-    """The chart's versions in the pages branch's index created by the tip's time; None where the
-    index is absent, too large, or does not list the chart."""
+def _indexed(
+    git: ReleaseRecords, name: str, pages: str, as_of: int | None
+) -> frozenset[str] | None:
+    """The chart's versions in the pages branch's index (created by `as_of`, when given); None
+    where the index is absent, too large, or does not list the chart."""
     branch = git.resolve(pages) or git.resolve(f"origin/{pages}")
     if branch is None:
         return None
@@ -144,11 +155,10 @@ def _indexed(git: ReleaseRecords, tip: str, name: str, pages: str) -> frozenset[
     )
     if not entries:
         return None
-    when = git.commit_dates([tip]).get(tip, 0)
     return frozenset(
         str(parsed)
         for version, created in entries
-        if created <= when and (parsed := parse_version(version)) is not None
+        if (as_of is None or created <= as_of) and (parsed := parse_version(version)) is not None
     )
 
 

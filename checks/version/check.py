@@ -71,7 +71,14 @@ def practice(ctx: ChartContext) -> BumpRule:
     tip = ctx.develop if ctx.develop is not None else ctx.target
     version = ctx.config.version
     return bump_rule(
-        ctx.git, ctx.target, tip, ctx.chart.path, version.bump, version.ignore, ctx.develop_name
+        ctx.git,
+        ctx.target,
+        tip,
+        ctx.chart.path,
+        version.bump,
+        version.ignore,
+        ctx.develop_name,
+        ctx.as_of,
     )
 
 

@@ -5,6 +5,7 @@ read and how to declare it."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from bot.engine.config import Config, VersionConfig
@@ -298,6 +299,14 @@ def test_a_chart_releaser_index_tells_what_is_released_as_of_the_commit(tmp_path
     assert "develop's version 1.0.11 is not released yet (by `gh-pages:index.yaml`)" in (
         finding.message
     )
+    # Released now: a change needs a version of its own; replayed as of 2000, it did not.
+    released = index.replace("version: 1.0.10", "version: 1.0.11", 1)
+    g.checkout("gh-pages").write("index.yaml", released).commit("1.0.11").checkout("develop")
+    pr = OpenPR(1, g.sha("pr"), "pr")
+    ctx = context_for(GitRepo(g.path), pr, [pr])
+    assert run(ctx)[0].severity is Severity.FAILURE
+    then = dataclasses.replace(ctx, as_of=946684800)  # 2000-01-01
+    assert run(then)[0].data["practice"]["basis"] == "version-not-released"
 
 
 def test_repository_release_tags_release_every_chart_at_its_version_there(tmp_path: Path) -> None:

@@ -7,6 +7,10 @@ How a first-parent commit maps to the change that was reviewed before it merged:
   was merged against the integration branch it merged into;
 - a squash or rebase merge (the subject ends in `(#N)`) or a plain commit: the commit against its
   first parent, since that is all the history keeps of it;
+- a run of plain commits on the line with one committer date: one change, the newest against the
+  oldest's parent. GitHub's "Rebase and merge" and merge bots (Prow's tide) commit every commit
+  of a PR at one moment, so that is the PR; judged commit by commit, each but its last would lack
+  what the PR did later (the bump in its final commit);
 - whichever of those it is, when the repository holds `refs/pull/N/head` for the PR the subject
   names, that head against the commit's first parent: the PR's own commits, as its reviewers saw
   them (the engine measures a head from its merge base with the base)."""
@@ -108,14 +112,51 @@ def merged_changes(
     """The changes of a first-parent log (newest first) that `touches` accepts by the paths they
     changed, at most `last` of them; `pull_heads` maps `refs/pull/N/head` to its commit."""
     found = 0
-    for entry in entries:
+    for run in _runs(entries):
         if last is not None and found >= last:
             return
-        change = merged_change(entry, pull_heads)
+        change = merged_change(run[0], pull_heads)
+        if change is not None and len(run) > 1:
+            change = _rebased(change, run)
         if change is None or not touches(change.paths):
             continue
         found += 1
         yield change
+
+
+def _plain(entry: LogEntry) -> bool:
+    return len(entry.parents) == 1 and pr_number(entry.subject) is None
+
+
+def _runs(entries: Iterable[LogEntry]) -> Iterator[list[LogEntry]]:
+    """The entries (newest first) in runs: plain commits in a row with one committer date are one
+    run, every other entry a run of its own."""
+    run: list[LogEntry] = []
+    for entry in entries:
+        if run and _plain(entry) and _plain(run[-1]) and entry.date == run[-1].date:
+            run.append(entry)
+            continue
+        if run:
+            yield run
+        run = [entry]
+    if run:
+        yield run
+
+
+def _rebased(newest: MergedChange, run: Sequence[LogEntry]) -> MergedChange:
+    """The run's commits as the one change they were: the newest against the oldest's parent."""
+    paths = tuple(dict.fromkeys(p for entry in run for p in entry.paths))
+    subject = f"{newest.subject} (and {len(run) - 1} more commits of one merge)"
+    return MergedChange(
+        commit=newest.commit,
+        subject=subject,
+        date=newest.date,
+        number=None,
+        kind="rebase",
+        base=run[-1].parents[0],
+        head=newest.head,
+        paths=paths,
+    )
 
 
 def chart_dirs_named(entries: Iterable[LogEntry]) -> set[str]:

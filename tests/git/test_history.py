@@ -118,6 +118,29 @@ def test_only_the_changes_that_touch_a_chart_count_toward_last(g: GitBuilder) ->
     ]
 
 
+def test_a_rebase_merge_s_commits_are_one_change(g: GitBuilder) -> None:
+    """GitHub's "Rebase and merge" (and merge bots like Prow's tide) commit each of a PR's commits
+    at one moment: found on a public repository, judged commit by commit, the PR's first commit
+    lacked the bump its last one made (a false missing bump)."""
+    when = T0 + 6_000_000
+    g.write("charts/app/values.yaml", "a: 3\n")
+    dated(g, "feat: three", when)
+    g.write("charts/app/Chart.yaml", "name: app\nversion: 1.0.1\n")
+    dated(g, "chore(app): release 1.0.1", when)
+    g.write("charts/app/values.yaml", "a: 4\n")
+    dated(g, "feat: four", when + 60)  # the next merge, a minute later
+    entries = GitRepo(g.path).first_parent_log("develop")
+    found = list(merged_changes(entries, {}, lambda paths: True, last=3))
+    assert [(c.kind, c.subject) for c in found] == [
+        ("commit", "feat: four"),
+        ("rebase", "chore(app): release 1.0.1 (and 1 more commits of one merge)"),
+        ("commit", "add other"),
+    ]
+    rebase = found[1]
+    assert (rebase.base, rebase.head) == (g.sha("develop~3"), g.sha("develop~1"))
+    assert set(rebase.paths) == {"charts/app/values.yaml", "charts/app/Chart.yaml"}
+
+
 def test_charts_of_the_past_are_named_by_their_chart_yaml(g: GitBuilder) -> None:
     entries = GitRepo(g.path).first_parent_log("develop")
     assert chart_dirs_named(entries) == {"charts/app", "charts/other"}

@@ -18,6 +18,7 @@ from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import key_pattern, kind_line, nested_line
+from checks.selectors.controllers import running_pods, runtime_only
 from checks.selectors.intended import intended
 from checks.selectors.labels import Pod, PodIndex, Selector, describe, hints, selected
 from checks.selectors.objects import Read, render_reads
@@ -63,9 +64,7 @@ def pods(docs: tuple[Document, ...]) -> list[Pod]:
 
 def _pods(objects: Sequence[Read]) -> list[Pod]:
     return [
-        Pod(d.kind, d.name, d.namespace, r.pod_labels)
-        for d, r in objects
-        if r.pod_labels is not None
+        pod for d, r in objects if r.pod_labels is not None for pod in running_pods(d, r.pod_labels)
     ]
 
 
@@ -85,7 +84,7 @@ def _issues(tree: Tree, rendered: Rendered) -> list[Issue] | None:
             scope = [Pod(doc.kind, doc.name, doc.namespace, read.pod_labels or {})]
             if not selected(selector, scope):
                 issues.append(_nothing(tree, doc, field, selector, scope, True))
-        elif not index.selects_any(selector, doc.namespace):
+        elif not index.selects_any(selector, doc.namespace) and not runtime_only(selector):
             scope = index.in_namespace(doc.namespace)
             issues.append(_nothing(tree, doc, field, selector, scope, False))
     for doc, read in objects:

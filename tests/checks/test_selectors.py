@@ -103,6 +103,91 @@ def test_a_service_selecting_its_pods_is_fine(tmp_path: Path) -> None:
     assert review_pr(tmp_path, files(app="jobs-manager"), files(), "selectors") == []
 
 
+STATEFULSET = """\
+    apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: {{ .Release.Name }}-ingester
+    spec:
+      replicas: 2
+      serviceName: ingester
+      selector:
+        matchLabels:
+          app: ingester
+      template:
+        metadata:
+          labels:
+            app: ingester
+        spec:
+          containers:
+            - name: ingester
+              image: example/ingester:1
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: {{ .Release.Name }}-migrate
+    spec:
+      template:
+        metadata:
+          labels:
+            app: migrate
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: migrate
+              image: example/migrate:1
+    """
+PER_POD = """\
+    apiVersion: v1
+    kind: Service
+    metadata:
+      name: {{ .Release.Name }}-ingester-%(ordinal)s
+    spec:
+      selector:
+        app: ingester
+        statefulset.kubernetes.io/pod-name: {{ .Release.Name }}-ingester-%(ordinal)s
+      ports:
+        - port: 80
+    """
+
+
+def test_labels_controllers_add_to_their_pods_are_selected(tmp_path: Path) -> None:
+    """Found on a public repository (issue 38): a Service per StatefulSet pod, selecting it by the
+    `statefulset.kubernetes.io/pod-name` its controller gives it, was said to select nothing. A
+    Job's pods carry `job-name`; a label only the running controller gives a value (a template
+    hash) cannot be judged, and is not."""
+    job_service = SERVICE.replace("app: %(app)s", "job-name: {{ .Release.Name }}-migrate")
+    hashed = SERVICE.replace("app: %(app)s", "app: ingester\n        pod-template-hash: abc")
+    templates = {
+        "statefulset.yaml": STATEFULSET,
+        "per-pod-0.yaml": PER_POD % {"ordinal": "0"},
+        "per-pod-1.yaml": PER_POD % {"ordinal": "1"},
+        "job-service.yaml": job_service % {"extra": ""},
+        "hashed.yaml": hashed.replace("jobs-manager", "hashed") % {"extra": ""},
+    }
+    head = chart(templates, {"aks": "{}\n"})
+    assert (
+        review_pr(
+            tmp_path / "a",
+            chart({"statefulset.yaml": STATEFULSET}, {"aks": "{}\n"}),
+            head,
+            "selectors",
+        )
+        == []
+    )
+    # An ordinal past the replicas is no pod.
+    head = chart({**templates, "per-pod-2.yaml": PER_POD % {"ordinal": "2"}}, {"aks": "{}\n"})
+    [found] = review_pr(
+        tmp_path / "b", chart({"statefulset.yaml": STATEFULSET}, {"aks": "{}\n"}), head, "selectors"
+    )
+    assert (found.rule, found.subject) == ("selects-nothing", "Service/default/release-ingester-2")
+    assert (
+        "pods of StatefulSet release-ingester carry statefulset.kubernetes.io/pod-name=release-ingester-1"
+        in found.message
+    )
+
+
 def test_a_service_selecting_pods_of_a_rendered_subchart_is_fine(tmp_path: Path) -> None:
     sub = {
         "app/charts/db/Chart.yaml": "apiVersion: v2\nname: db\nversion: 0.1.0\n",

@@ -36,6 +36,7 @@ UNRELEASED_RE = re.compile(
 # How many of the changelog's recent versions are read for an Unreleased section that a release
 # since replaced with its version.
 CHANGELOG_VERSIONS = 5
+HEADING_CHARS = 60  # of the heading quoted back
 # Reads a file at another commit: (commit, path) → its text, or None.
 Reader = Callable[[str, str], str | None]
 
@@ -125,20 +126,32 @@ def _changelog(
     path = next((prefix + n for n in CHANGELOGS if tree.is_file(prefix + n)), None)
     if path is None:
         return None
-    if _unreleased(tree.text(path)) or _had_unreleased(path, history, read):
-        said = f"Not enforced: `{path}` keeps an Unreleased section, so versions move at release."
+    heading = _unreleased(tree.text(path)) or _had_unreleased(path, history, read)
+    if heading:
+        said = (
+            f"Not enforced: `{path}` keeps an Unreleased section (`{heading}`), so versions move "
+            "at release."
+        )
         return BumpRule(Level.NOT_ENFORCED, Basis.CHANGELOG, said, path)
     return None
 
 
-def _unreleased(text: str | None) -> bool:
-    return text is not None and UNRELEASED_RE.search(text) is not None
+def _unreleased(text: str | None) -> str | None:
+    """The changelog's Unreleased heading, as written (its first HEADING_CHARS characters)."""
+    if text is None:
+        return None
+    match = UNRELEASED_RE.search(text)
+    if match is None:
+        return None
+    end = text.find("\n", match.start())
+    line = text[match.start() : end if end >= 0 else len(text)].strip()[:HEADING_CHARS]
+    return line.replace("`", "'")  # quoted in a code span
 
 
-def _had_unreleased(path: str, history: Sequence[LogEntry], read: Reader | None) -> bool:
-    """Whether the changelog had an Unreleased section before one of the last commits that
-    changed it: a release replaces the section with its version, and the next PR adds it back."""
+def _had_unreleased(path: str, history: Sequence[LogEntry], read: Reader | None) -> str | None:
+    """The Unreleased heading the changelog had before one of the last commits that changed it:
+    a release replaces the section with its version, and the next PR adds it back."""
     if read is None:
-        return False
+        return None
     touching = [e for e in history if path in e.paths and e.parents][:CHANGELOG_VERSIONS]
-    return any(_unreleased(read(e.parents[0], path)) for e in touching)
+    return next((h for e in touching if (h := _unreleased(read(e.parents[0], path)))), None)

@@ -226,8 +226,8 @@ def test_a_changelog_with_an_unreleased_section_means_bump_at_release(tmp_path: 
     [finding] = review(pr_without_bump(g))
     assert finding.severity is Severity.NOTICE
     assert (
-        "Not enforced: `client/CHANGELOG.md` keeps an Unreleased section, so versions move at "
-        "release."
+        "Not enforced: `client/CHANGELOG.md` keeps an Unreleased section (`## [unreleased]`), so "
+        "versions move at release."
     ) in finding.message
     g.checkout("develop").write("client/CHANGELOG.md", "# Changelog\n\n## 1.1.0\n\n- all\n")
     g.commit("chore: client chart 1.1.0 release")

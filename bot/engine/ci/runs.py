@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from bot.engine.ci.shell import UNKNOWN, Command, commands, logical_lines
 from bot.engine.ci.workflows import Step, workflow_steps
 from bot.git.objects import Tree
+from bot.lru import BoundedCache
 
 MAX_DEPTH = 4
 MAX_FOLLOWED = 64
 MAX_FILE_BYTES = 256 * 1024
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+_COMMANDS: BoundedCache[str, tuple[Ran, ...]] = BoundedCache(64)
 SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 MAKE_VARIABLE_RE = re.compile(
     r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(:{1,3}=|\?=|\+=|=)\s*(.*)$"
@@ -57,7 +59,12 @@ class _Budget:
 
 
 def ci_commands(tree: Tree) -> tuple[Ran, ...]:
-    """Every command the workflows at `tree` run, directly or through make and scripts."""
+    """Every command the workflows at `tree` run, directly or through make and scripts;
+    remembered per commit."""
+    return _COMMANDS.get_or_make(tree.commit, lambda: _ci_commands(tree))
+
+
+def _ci_commands(tree: Tree) -> tuple[Ran, ...]:
     found: list[Ran] = []
     for step in workflow_steps(tree):
         if step.run is None:

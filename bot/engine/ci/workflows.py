@@ -19,6 +19,7 @@ from bot.engine.ci.shell import UNKNOWN
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.engine.yaml.loader import LOADER
 from bot.git.objects import Tree
+from bot.lru import BoundedCache
 
 WORKFLOWS = ".github/workflows/"
 # What is read of them: CI files are the base's, but a crafted one must not cost a review much.
@@ -27,6 +28,7 @@ MAX_WORKFLOW_BYTES = 256 * 1024
 MAX_NODES = 50_000  # YAML nodes converted per workflow (aliases included)
 MAX_CALL_DEPTH = 3  # reusable workflows calling reusable workflows
 LOCAL_WORKFLOW_RE = re.compile(r"^\./(\.github/workflows/[^@\s]+\.ya?ml)$")
+_STEPS: BoundedCache[str, tuple[Step, ...]] = BoundedCache(64)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,12 @@ class _Node:
 
 
 def workflow_steps(tree: Tree) -> tuple[Step, ...]:
-    """Every step of every workflow under `.github/workflows/` at `tree`."""
+    """Every step of every workflow under `.github/workflows/` at `tree`; remembered per commit
+    (the version check asks per chart, the ct config once per review)."""
+    return _STEPS.get_or_make(tree.commit, lambda: _workflow_steps(tree))
+
+
+def _workflow_steps(tree: Tree) -> tuple[Step, ...]:
     files = [p for p in tree.paths(WORKFLOWS) if p.endswith((".yml", ".yaml"))][:MAX_WORKFLOWS]
     parsed = {p: doc for p in files if (doc := _document(tree, p)) is not None}
     called = {c for doc in parsed.values() for c, _ in _calls(doc)}

@@ -10,13 +10,14 @@ reference. A reference already broken at base is not the PR's doing."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.engine.check import Check
 from bot.engine.context import Context
-from bot.engine.report import Finding
+from bot.engine.report import Finding, Severity
 from checks.headings.anchors import review_anchors
 from checks.headings.files import TreeFiles
 from checks.headings.messages import (
@@ -84,7 +85,8 @@ def review(ctx: Context) -> Outcome:
         elif resolution.kind == "as-text":
             unchecked.append(_as_text_line(seen, resolution))
         elif seen.ref.explicit:
-            findings.append(_reference_finding(seen, resolution))
+            found = _reference_finding(seen, resolution)
+            findings.append(_folded(found) if _quoted_at_base(ctx, base, seen) else found)
         elif resolution.kind in LOOSE_DETAILS and not _emphasis(resolution):
             findings.append(_reference_finding(seen, resolution, loose=True))
         else:
@@ -103,6 +105,35 @@ def review(ctx: Context) -> Outcome:
         tuple(reversed(unique.values())),
         tuple(dict.fromkeys(resolved)),
         tuple(dict.fromkeys(unchecked)),
+    )
+
+
+def _quoted_at_base(ctx: Context, base: TreeFiles, seen: Seen) -> bool:
+    """Whether the base's version of the file already held this reference: the PR only rewrote
+    its line (a bullet, a wrap, a reformatted changelog), so it is not the PR's to answer for.
+    Found on a public repository (issue 38): a changelog whose `*` bullets became `-` had every
+    old entry's "`x` section in README.md" checked as if the PR wrote it."""
+    if seen.path is None or seen.ref.file is None:
+        return False
+    change = ctx.changed(seen.path)
+    old = base.file(change.old_path or seen.path) if change is not None else None
+    if old is None or seen.ref.text not in old.text:
+        return False
+    holding = re.compile(re.escape(seen.ref.text))
+    return any(
+        r.text == seen.ref.text and r.file == seen.ref.file
+        for unit in file_units(old, None, holding)
+        for r in references(unit, lambda f: True)
+    )
+
+
+def _folded(found: Finding) -> Finding:
+    """A reference the base already held, as every check folds what was there before the PR."""
+    return replace(
+        found,
+        severity=Severity.NOTICE,
+        title=f"{found.title} (already at base)",
+        data={**found.data, "preexisting": True},
     )
 
 

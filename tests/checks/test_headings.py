@@ -178,6 +178,19 @@ def test_a_reference_already_broken_at_base_is_not_the_prs_doing(tmp_path: Path,
     assert run(ctx) == []
 
 
+def test_a_reference_the_pr_only_reformatted_is_folded_not_failed(tmp_path: Path, make_ctx) -> None:
+    """Found on a public repository (issue 38): a PR turned a changelog's `*` bullets into `-`, and
+    every old entry's "Update `k8saudit` section in README.md" was checked as the PR's own."""
+    old = "# Changelog\n\n## v3.1.1\n\n* Update `k8saudit` section in README.md file.\n"
+    g = chart_repo(tmp_path / "r").write("CHANGELOG.md", old).commit("changelog").branch("pr")
+    g.write("CHANGELOG.md", old.replace("* ", "- ") + "\n- See `SIDECARS` section in README.md.\n")
+    findings = run(make_ctx(g.commit("bullets, and one new entry")))
+    assert sorted((f.subject, f.severity, f.data.get("preexisting")) for f in findings) == [
+        ("SIDECARS", Severity.FAILURE, None),  # the PR's own reference still fails
+        ("k8saudit", Severity.NOTICE, True),
+    ]
+
+
 def test_quoted_caps_with_no_file_is_explained_not_checked(tmp_path: Path, make_ctx) -> None:
     g = (
         chart_repo(tmp_path / "r")

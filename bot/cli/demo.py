@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -28,7 +28,7 @@ from bot.cli.links import REPO_NAME_RE, local_resolver
 from bot.cli.report_writer import ReportWriter
 from bot.engine.check import Registry
 from bot.engine.context import OpenPR, PullRequestInfo, RepoResolver, no_links
-from bot.engine.review import Engine, ReviewInput
+from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
@@ -161,15 +161,54 @@ def lay_prs(b: Builder, start: str, prs: Sequence[DemoPR]) -> None:
             b.git("tag", pr.tag)
 
 
-def run(keep: str | None, fmt: str, registry: Registry) -> int:
+class DemoOutput(Protocol):
+    """Where the demo says what it reviewed: a scenario's title, then each PR's report."""
+
+    def scenario(self, name: str) -> None: ...
+
+    def pr(self, pr: DemoPR, result: ReviewResult) -> None: ...
+
+    def end(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class TextOutput:
+    """Markdown (or JSON) reports under `# Scenario:` and `## PR #N` lines: a pipe's, a file's."""
+
+    writer: ReportWriter
+
+    def scenario(self, name: str) -> None:
+        sys.stdout.write(f"# Scenario: {name}\n\n")
+
+    def pr(self, pr: DemoPR, result: ReviewResult) -> None:
+        text = self.writer.text(result)
+        sys.stdout.write(f"## PR #{pr.number} ({pr.branch}): {pr.title}\n\n{text}\n")
+
+    def end(self) -> None:
+        pass
+
+
+def demo_output(fmt: str | None, registry: Registry) -> DemoOutput:
+    """Rendered, a screenful per scenario, on a terminal when no `--format` is given; else text."""
+    writer = ReportWriter(fmt, registry.sections())
+    if not writer.on_terminal():
+        return TextOutput(writer)
+    from bot.cli.terminal.demo import TerminalOutput  # rich: only for a terminal
+
+    return TerminalOutput(registry.sections())
+
+
+def run(keep: str | None, fmt: str | None, registry: Registry) -> int:
     base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="chart-review-demo-"))
     if base.exists() and any(base.iterdir()):
         raise UsageError(f"--keep {base}: directory is not empty")
+    out = demo_output(fmt, registry)
     try:
         for scenario in scenarios(EXAMPLES):
-            sys.stdout.write(f"# Scenario: {scenario.name}\n\n")
+            out.scenario(scenario.name)
             linked = base / LINKED / scenario.name
-            review_scenario(scenario, base / scenario.name, linked, fmt, registry)
+            review_scenario(scenario, base / scenario.name, linked, out, registry)
+        out.end()
         if keep:
             print(
                 f"The demo repositories are under {base}; try: chart-review versions --repo {base}/version"
@@ -180,13 +219,14 @@ def run(keep: str | None, fmt: str, registry: Registry) -> int:
             shutil.rmtree(base, ignore_errors=True)
 
 
-def review_scenario(scenario: Path, dest: Path, linked: Path, fmt: str, registry: Registry) -> None:
+def review_scenario(
+    scenario: Path, dest: Path, linked: Path, out: DemoOutput, registry: Registry
+) -> None:
     dest.mkdir(parents=True)
     prs = build(EXAMPLES, scenario, dest)
     paths = build_links(prs, linked)
     repo = GitRepo(dest)
     engine = Engine(repo, EmbeddedHelm(), registry, RenderCache())
-    writer = ReportWriter(fmt, registry.sections())
     still_open = [p for p in prs if not p.merge]
     open_prs = [
         OpenPR(p.number, repo.resolve(p.branch) or "", p.branch, DEVELOP, p.title)
@@ -203,8 +243,7 @@ def review_scenario(scenario: Path, dest: Path, linked: Path, fmt: str, registry
                 links=link_resolver(pr, paths),
             )
         )
-        text = writer.text(result)
-        sys.stdout.write(f"## PR #{pr.number} ({pr.branch}): {pr.title}\n\n{text}\n")
+        out.pr(pr, result)
 
 
 def build_links(prs: Sequence[DemoPR], dest: Path) -> dict[str, Path]:

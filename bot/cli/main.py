@@ -121,9 +121,9 @@ def add_review(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS,
-        default="markdown",
+        default=None,
         help="markdown for people, json (schema 1), sarif (2.1.0, for code scanning) or github "
-        "(workflow-command annotations) (default: markdown)",
+        "(workflow-command annotations) (default: rendered on a terminal, else markdown)",
     )
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument(
@@ -260,7 +260,13 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
         "demo", help="build a throwaway repository from examples/ and review its PRs"
     )
     p.add_argument("--keep", metavar="DIR", help="build the demo repository here and keep it")
-    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument(
+        "--format",
+        choices=["markdown", "json"],
+        default=None,
+        help="markdown or json (schema 1) for each PR (default: rendered on a terminal, a "
+        "screenful per scenario, else markdown)",
+    )
     p.set_defaults(func=run_demo)
 
 

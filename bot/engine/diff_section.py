@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.engine.markdown_safe import _show_hidden, code
+from bot.engine.markdown_safe import code, show_hidden
 from bot.engine.rendered_diff import (
     ADDED,
     CHANGED,
@@ -165,7 +165,7 @@ def fenced(text: str) -> str:
     """PR-derived text as a fenced block that shows it literally: the fence is longer than any
     backtick run inside (CommonMark closes a fence on a run at least as long), and hidden or
     reordering characters are shown, as nothing inside a fence renders but they still would."""
-    text = _show_hidden(text)
+    text = show_hidden(text)
     longest = max((len(m) for m in re.findall("`+", text)), default=0)
     fence = "`" * max(MIN_FENCE, longest + 1)
     return f"{fence}{FENCE_INFO}\n{text}\n{fence}"

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.engine.diff_section import diff_markdown
 from bot.engine.markdown_safe import cell, cell_code, code, inline
-from bot.engine.report import Finding, Report, headline, icon
+from bot.engine.report import ChartSummary, Finding, Report, headline, icon
 
 SectionFn = Callable[[Sequence[Finding], Mapping[str, Mapping[str, Any]]], str]
 
@@ -73,8 +73,13 @@ def fold_headline(findings: Sequence[Finding]) -> str:
     return f"{headline(new) if new else NO_NEW}; {AT_BASE.format(count=len(old))}"
 
 
+def verdict_icon(report: Report) -> str:
+    """❌ a failure, ⚠️ a chart not reviewed (never a pass), else ✅."""
+    return "❌" if report.failed else "⚠️" if report.not_reviewed else "✅"
+
+
 def summary_line(report: Report) -> str:
-    verdict = "❌" if report.failed else "⚠️" if report.not_reviewed else "✅"
+    verdict = verdict_icon(report)
     return f"{verdict} chart-review: {fold_headline(report.findings)}{not_reviewed_note(report)}"
 
 
@@ -90,26 +95,31 @@ def charts_line(report: Report) -> str:
         return "No chart changed."
     parts = []
     for c in report.charts:
-        base, head = inline(c.version_base or ""), inline(c.version_head or "")
-        if c.version_base is None:
-            version = f"new at {head}"
-        elif c.version_head is None:
-            version = f"removed at {base}"
-        elif c.version_base == c.version_head:
-            version = head
-        else:
-            version = f"{base} → {head}"
         profiles = inline(", ".join(c.profiles)) or "none"
-        parts.append(f"{code(c.path)} ({version}; profiles {profiles})")
+        parts.append(f"{code(c.path)} ({version_phrase(c, inline)}; profiles {profiles})")
     return "Charts: " + "; ".join(parts)
+
+
+def version_phrase(chart: ChartSummary, quote: Callable[[str], str]) -> str:
+    """`1.2.0 → 1.3.0`, `1.3.0`, `new at 1.3.0` or `removed at 1.2.0`, each version `quote`d."""
+    base, head = quote(chart.version_base or ""), quote(chart.version_head or "")
+    if chart.version_base is None:
+        return f"new at {head}"
+    if chart.version_head is None:
+        return f"removed at {base}"
+    return head if chart.version_base == chart.version_head else f"{base} → {head}"
+
+
+def capabilities(report: Report) -> Mapping[str, Any]:
+    """What `.Capabilities` held (bot/render/probe.py says it), the same for every chart of a
+    review: `kube_version`, `kube_version_default`, `api_versions`; empty when unknown."""
+    return next((c.extra["capabilities"] for c in report.charts if c.extra.get("capabilities")), {})
 
 
 def rendered_for(report: Report) -> str:
     """`. Rendered for Kubernetes v1.36.0 (Helm's default).`, after the charts line: what
     `.Capabilities` held, the same for every chart of a review (bot/render/probe.py says it)."""
-    caps: dict[str, Any] = next(
-        (c.extra["capabilities"] for c in report.charts if c.extra.get("capabilities")), {}
-    )
+    caps = capabilities(report)
     version = caps.get("kube_version")
     if not version:
         return ""

@@ -38,7 +38,10 @@ _CONTAINERS = r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*"
 _BLOCK_RE = re.compile(rf"^({_CONTAINERS})(?=#{{1,6}}(?:[ \t]|$)|[-=|:][-=|: \t]*$|~{{3}})")
 
 
-def _show_hidden(text: str) -> str:
+def show_hidden(text: str) -> str:
+    """Hidden and reordering characters as `\\u202e`, the rest as it is: what a fence holds, and
+    what the terminal prints (an escape sequence from the PR could clear the screen or forge our
+    verdict there)."""
     return _HIDDEN_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
@@ -110,7 +113,7 @@ def _block_safe(text: str) -> str:
 
 def prose(text: str) -> str:
     """PR text as running markdown; its line breaks stay, but no line can start a block of its own."""
-    lines = _show_hidden(text).split("\n")
+    lines = show_hidden(text).split("\n")
     return "\n".join(_neutral_line(_block_safe(x)) for x in lines)
 
 
@@ -131,7 +134,7 @@ def code(text: str) -> str:
     backtick of the text as part of the fence. Line breaks are shown, as a span cannot hold them."""
     if not text:
         return ""
-    text = _show_hidden(text).replace("\n", "\\u000a")
+    text = show_hidden(text).replace("\n", "\\u000a")
     longest = max((len(m) for m in re.findall("`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip() != "")

@@ -10,8 +10,17 @@ from pathlib import Path
 import pytest
 
 import checks as registry
-from bot.cli.demo import EXAMPLES, build_linked, link_resolver, load_prs, review_scenario, run
+from bot.cli.demo import (
+    EXAMPLES,
+    TextOutput,
+    build_linked,
+    link_resolver,
+    load_prs,
+    review_scenario,
+    run,
+)
 from bot.cli.errors import UsageError
+from bot.cli.report_writer import ReportWriter
 from bot.engine.context import no_links
 from checks import REGISTRY
 
@@ -34,7 +43,8 @@ def pr_section(out: str, number: int) -> str:
 def test_pr_107_gets_one_merge_order_warning_naming_the_backend_pr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    review_scenario(HEADINGS, tmp_path / "headings", tmp_path / "linked", "json", REGISTRY)
+    out = TextOutput(ReportWriter("json", REGISTRY.sections()))
+    review_scenario(HEADINGS, tmp_path / "headings", tmp_path / "linked", out, REGISTRY)
     report = json.loads(pr_section(capsys.readouterr().out, 107).partition("\n\n")[2])
     (finding,) = report["findings"]
     assert (finding["check"], finding["rule"], finding["severity"]) == (

@@ -33,6 +33,10 @@ class Hunk:
     path: str
     removed: tuple[str, ...]
     added: tuple[str, ...]
+    # The unchanged lines just before and after it: where in the file the edit is. The same line
+    # rewritten in two places of a file (a routine rename in two tests) is no shared change; found
+    # on a public repository (issue 38).
+    around: tuple[str, str] = ("", "")
 
     def describe(self) -> str:
         """`-a +b` in one line, for a finding: its first changed line of each kind."""
@@ -57,13 +61,17 @@ def hunks(
         return frozenset()
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     found = (
-        Hunk(path, tuple(old[i1:i2]), tuple(new[j1:j2]))
+        Hunk(path, tuple(old[i1:i2]), tuple(new[j1:j2]), _around(old, i1, i2))
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         if tag != "equal"
     )
     return frozenset(
         h for h in found if _meaningful(h) and not _echoes(h, moves) and not _noise(h, noise)
     )
+
+
+def _around(lines: list[str], start: int, end: int) -> tuple[str, str]:
+    return (lines[start - 1] if start > 0 else "", lines[end] if end < len(lines) else "")
 
 
 def _noise(hunk: Hunk, keys: tuple[str, ...]) -> bool:

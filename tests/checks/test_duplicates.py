@@ -178,6 +178,24 @@ def test_the_same_edit_on_a_later_develop_is_still_the_same_change(g: GitBuilder
     assert [f.rule for f in review(g, [OpenPR(3, other, "theirs")])] == ["same-change"]
 
 
+def test_the_same_line_rewritten_in_another_place_is_no_shared_change(g: GitBuilder) -> None:
+    """Found on a public repository (issue 38): two PRs each renamed a test's local variable, in
+    two different tests of one file; the same removed and added line, not the same change."""
+    tests = "".join(
+        f'@test "{name}" {{\n  cd {name}\n  local actual=$(helm template x)\n  [ $actual ]\n}}\n'
+        for name in ("readiness", "license")
+    )
+    g.write("app/tests/unit.bats", tests).commit("tests")
+    first, second = tests.split('@test "license"')
+    renamed_first = first.replace("local actual=", "local object=")
+    renamed_second = second.replace("local actual=", "local object=")
+    branch(g, "mine", {"app/tests/unit.bats": renamed_first + '@test "license"' + second})
+    other = branch(g, "theirs", {"app/tests/unit.bats": first + '@test "license"' + renamed_second})
+    assert review(g, [OpenPR(3, other, "theirs")]) == []
+    same = branch(g, "same", {"app/tests/unit.bats": renamed_first + '@test "license"' + second})
+    assert [f.rule for f in review(g, [OpenPR(4, same, "same")])] == ["same-change"]
+
+
 def test_a_pr_that_only_mentions_the_issue_is_no_duplicate(g: GitBuilder) -> None:
     branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
     other = branch(g, "theirs", {"README.md": "charts, documented\n"})

@@ -24,7 +24,7 @@ from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import container_line, key_pattern, kind_line
 from checks.probes.model import ContainerFacts, Ports, Probe, facts
-from checks.probes.suggest import suggest
+from checks.probes.suggest import suggest, values_fix
 
 NAME = "probes"
 PORT, ENV_PORT, FORBIDDEN, CHANGED = "probe-port", "env-port", "forbidden-probe", "probe-changed"
@@ -392,4 +392,4 @@ def _env_line(env: str) -> str:
     return rf"^\s*(-\s+)?name:\s*[\"']?{re.escape(env)}[\"']?\s*$"
 
 
-CHECK = Check(NAME, "Probes", run, "chart")
+CHECK = Check(NAME, "Probes", run, "chart", values_fix=values_fix)

@@ -11,6 +11,7 @@ from bot.engine.report import Finding
 from checks.kit.containers import pod_containers
 from checks.kit.suggest import propose, scalar, with_value
 from checks.kit.template_lines import block_line, key_pattern
+from checks.kit.values_edit import head_value, propose_value, values_line
 from checks.probes.model import facts
 
 # How alike a declared name must be to the wrong one to be taken for it (`http-web` for `http`).
@@ -48,3 +49,16 @@ def _declared_name(ctx: ChartContext, f: Finding, port: str) -> str | None:
         return names[0]
     close = difflib.get_close_matches(port, names, n=2, cutoff=CLOSE)
     return close[0] if len(close) == 1 else None
+
+
+def values_fix(ctx: ChartContext, f: Finding) -> Finding:
+    """A named probe port the engine placed on the values key that sets it: that key given the
+    name the container declares."""
+    at = values_line(f)
+    port = f.data.get("port")
+    if at is None or f.data.get("preexisting") or not isinstance(port, str):
+        return f
+    if head_value(ctx, at) != port:
+        return f
+    name = _declared_name(ctx, f, port)
+    return f if name is None else propose_value(ctx, f, name)

@@ -22,7 +22,7 @@ from bot.git.objects import Tree
 from bot.lru import IdentityMemo
 from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare
-from checks.kit.template_lines import container_line, key_pattern, kind_line
+from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
 from checks.probes.model import ContainerFacts, Ports, Probe, facts
 from checks.probes.suggest import suggest, values_fix
 
@@ -202,7 +202,7 @@ def _port_issue(
         message=message.format(was=before, **fmt),
         data={"probe": probe.kind, "port": probe.port, **({"was": before} if before else {})},
         path=doc.template,
-        locate=_locator(tree, doc, container, key_pattern(probe.field), _port_line(probe)),
+        locate=partial(_probe_port_line, tree, doc, container, probe),
         field=_probe_field(doc, container, probe, "port"),
     )
 
@@ -369,6 +369,14 @@ def _locator(
 ) -> partial[int | None]:
     """`_line`, for when the issue becomes a finding."""
     return partial(_line, tree, doc, container, *patterns)
+
+
+def _probe_port_line(tree: Tree, doc: Document, container: Container, probe: Probe) -> int | None:
+    """The line that writes the probe's port (`port: web`, `port: {{ .Values.probe.port }}`): in
+    the probe's block, else the probe's own line."""
+    line = _line(tree, doc, container, key_pattern(probe.field), _port_line(probe))
+    port = block_line(tree.text(doc.template), line, key_pattern("port"))
+    return port or line
 
 
 def _port_line(probe: Probe) -> str:

@@ -4,6 +4,7 @@ name the container does declare (its only named port, or the one name close to t
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 
 from bot.engine.context import ChartContext
@@ -25,12 +26,19 @@ def suggest(ctx: ChartContext, f: Finding) -> Finding:
         return f
     name = _declared_name(ctx, f, port)
     source = ctx.head.text(f.path)
-    line = block_line(source, f.line, key_pattern("port"))
+    line = f.line  # the probe's `port:` line (checks/probes/check.py), else its own
+    if source is not None and line is not None and not _is_port(source, line):
+        line = block_line(source, line, key_pattern("port"))
     if name is None or source is None or line is None:
         return f
     text = source.splitlines()[line - 1]
     changed = with_value(text, "port", name) if scalar(text, "port") == port else None
     return f if changed is None else propose(f, ctx, line, line, [changed])
+
+
+def _is_port(source: str, line: int) -> bool:
+    lines = source.splitlines()
+    return 1 <= line <= len(lines) and re.search(key_pattern("port"), lines[line - 1]) is not None
 
 
 def _declared_name(ctx: ChartContext, f: Finding, port: str) -> str | None:

@@ -7,8 +7,7 @@ and keeps each within GitHub's limits (tests/fixtures/github/rest-limits.md).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,7 +26,6 @@ from bot.engine.markdown import (
 )
 from bot.engine.markdown_safe import code, inline, prose
 from bot.engine.report import Finding, Report, Severity, icon
-from bot.engine.suggestion import Suggestion
 
 CHECK_RUN_PREFIX = "chart-review/"
 MAX_OUTPUT_CHARS = 65535  # output.summary and output.text, each (checks/create)
@@ -36,9 +34,6 @@ MAX_ANNOTATION_TITLE = 255
 MAX_ANNOTATION_MESSAGE_BYTES = 64 * 1024
 MAX_COMMENT_CHARS = 65536  # issue and review comment bodies
 SUMMARY_MARKER = "<!-- chart-review:summary -->"  # finds the sticky comment again; invisible
-# Opens each inline comment: which line's rule it is for, so a re-run edits it, never repeats it.
-INLINE_MARKER = "<!-- chart-review:inline {key} -->\n"
-INLINE_MARKER_RE = re.compile(r"<!-- chart-review:inline (?P<key>[^\s>]+) -->")
 CUT_NOTE = "\n\n… {cut:,} more characters cut; run `chart-review review` for the full report"
 LEFT_OUT_NOTE = (
     "\n\n… {count:,} more {findings} not shown; run `chart-review review` for the full report"
@@ -82,34 +77,6 @@ class CheckRunOutput:
     summary: str
     text: str
     annotations: tuple[Annotation, ...] = ()
-
-
-@dataclass(frozen=True)
-class InlineComment:
-    path: str
-    line: int
-    body: str
-    # A multi-line comment (a suggestion replacing several lines) starts here; None: one line.
-    start_line: int | None = None
-
-
-@dataclass(frozen=True)
-class PostedComment:
-    """A review comment the bot posted before: found again by its marker's line and rule."""
-
-    id: int
-    path: str
-    line: int | None  # its line now, else the one it was posted on (an outdated comment)
-    body: str
-
-
-@dataclass(frozen=True)
-class InlinePlan:
-    """What a review sends as inline comments: the new ones, in one review, and the bodies of
-    those already posted whose words changed (comment id, body)."""
-
-    new: tuple[InlineComment, ...]
-    edits: tuple[tuple[int, str], ...]
 
 
 def run_name(check: str) -> str:
@@ -181,7 +148,7 @@ def _raw_span(text: str) -> str:
     return f"`{text}`"
 
 
-def _where(f: Finding, span: Callable[[str], str] = code) -> str:
+def where_spans(f: Finding, span: Callable[[str], str] = code) -> str:
     """Chart, profile and subject as code spans: `code` for markdown, `_raw_span` for annotations,
     which GitHub shows as plain text (no mention, link or HTML there to defuse)."""
     parts = [
@@ -195,7 +162,7 @@ def _where(f: Finding, span: Callable[[str], str] = code) -> str:
 def annotation(f: Finding) -> Annotation | None:
     if not f.path or not f.line:
         return None
-    where = _where(f, _raw_span)
+    where = where_spans(f, _raw_span)
     message = f"{f.message}\n\n({where})" if where else f.message
     return Annotation(
         path=f.path,
@@ -211,7 +178,7 @@ def _blocks(findings: Sequence[Finding]) -> str:
     """Each finding's whole message; the section's table flattens them into one cell."""
     blocks = []
     for f in findings:
-        where = _where(f)
+        where = where_spans(f)
         place = f" — {code(f'{f.path}:{f.line}')}" if f.path and f.line else ""
         heading = f"#### {icon(f.severity)} {inline(f.title)}{place}"
         blocks.append("\n\n".join(p for p in (heading, where, prose(f.message)) if p))
@@ -376,131 +343,3 @@ def _silent_line(report: Report, sections: Sequence[Section]) -> str:
         return ""
     names = ", ".join(f"{s.title} (`{run_name(s.name)}`)" for s in quiet)
     return f"- {_mark([], report)} {NO_FINDINGS}: {names}"
-
-
-def inline_body(f: Finding, profiles: Sequence[str] = ()) -> str:
-    """A finding's words for its inline comment; `profiles`: every profile the comment speaks for
-    (one comment per line and rule, whatever the number of profiles)."""
-    shown = f if len(profiles) < 2 else replace(f, profile=", ".join(profiles))
-    where = _where(shown)
-    parts = [
-        f"{icon(f.severity)} **{inline(f.title)}**",
-        prose(f.message),
-        f"<sub>{where}</sub>" if where else "",
-    ]
-    return fit("\n\n".join(p for p in parts if p), MAX_COMMENT_CHARS)
-
-
-def suggestion_block(s: Suggestion) -> str:
-    """GitHub's suggested change: the replacement lines in a ```suggestion fence, longer than any
-    backtick run they hold so that none closes it."""
-    fence = "`" * max((len(run) + 1 for run in re.findall("`{3,}", s.replacement)), default=3)
-    return f"{fence}suggestion\n{s.replacement}{fence}"
-
-
-def _suggested(f: Finding, changed: frozenset[int]) -> Suggestion | None:
-    """The finding's verified suggestion, when every line it replaces is in the PR's diff (GitHub
-    refuses a suggestion elsewhere, and the whole review with it)."""
-    s = Suggestion.from_data(f.data)
-    if s is None or s.path != f.path or not set(range(s.start_line, s.line + 1)) <= changed:
-        return None
-    return s
-
-
-def _anchor(f: Finding, changed: frozenset[int]) -> tuple[int, Suggestion | None] | None:
-    """The line a finding's comment sits on (a suggestion's last line, else its own), where the
-    PR changed it; None elsewhere (the summary and the check run say it)."""
-    s = _suggested(f, changed)
-    if s is not None:
-        return s.line, s
-    return (f.line, None) if f.line and f.line in changed else None
-
-
-def inline_key(f: Finding) -> str:
-    """What one inline comment is for: a check's rule, on one line."""
-    return f"{f.check}/{f.rule}" if f.rule else f.check
-
-
-def inline_marker(key: str) -> str:
-    return INLINE_MARKER.format(key=key)
-
-
-def _profiles(f: Finding) -> list[str]:
-    named = f.data.get("profiles")
-    if isinstance(named, list) and named:
-        return [str(p) for p in named]
-    return [f.profile] if f.profile else []
-
-
-def _grouped_body(group: Sequence[Finding], s: Suggestion | None) -> str:
-    """The first finding's words (with every profile of the group), the others' titles where they
-    are about another object, then the suggested change when it is the same for all of them."""
-    first = group[0]
-    profiles = list(dict.fromkeys(p for f in group for p in _profiles(f)))
-    others = [f"- {inline(f.title)}" for f in group[1:] if f.subject != first.subject]
-    head = "\n\n".join(
-        [inline_marker(inline_key(first)) + inline_body(first, profiles), *others[:1]]
-    )
-    if len(others) > 1:
-        head = "\n".join([head, *others[1:]])
-    if s is None:
-        return fit(head, MAX_COMMENT_CHARS)
-    body = fit(f"{head}\n\n{suggestion_block(s)}", MAX_COMMENT_CHARS)
-    return body if body.endswith(suggestion_block(s)) else fit(head, MAX_COMMENT_CHARS)
-
-
-def _common_suggestion(group: Sequence[Finding], changed: frozenset[int]) -> Suggestion | None:
-    """The suggestion every finding of the group offers alike; None when one offers none or
-    another (committing it would fix some of them only)."""
-    found = [_suggested(f, changed) for f in group]
-    first = found[0]
-    return first if first is not None and all(s == first for s in found) else None
-
-
-def inline_plan(
-    report: Report,
-    changed_lines: Mapping[str, frozenset[int]],
-    posted: Iterable[PostedComment],
-) -> InlinePlan:
-    """One comment per line and rule for the failures and warnings on lines the PR added or
-    changed at head (elsewhere a finding is an annotation); a comment already posted for the same
-    line and rule is edited when its words changed, never posted again."""
-    groups: dict[tuple[str, int, str], list[Finding]] = {}
-    for f in report.findings:
-        if f.severity is Severity.NOTICE or not f.path:
-            continue
-        at = _anchor(f, changed_lines.get(f.path, frozenset()))
-        if at is not None:
-            groups.setdefault((f.path, at[0], inline_key(f)), []).append(f)
-    mine = {_posted_key(c): c for c in posted}
-    bodies = {c.body for c in mine.values()}
-    new: list[InlineComment] = []
-    edits: list[tuple[int, str]] = []
-    for (path, line, key), group in groups.items():
-        changed = changed_lines.get(path, frozenset())
-        s = _common_suggestion(group, changed)
-        body = _grouped_body(group, s)
-        start = (
-            s.start_line if s is not None and s.start_line != s.line and s.line == line else None
-        )
-        before = mine.get((path, line, key))
-        if before is not None:
-            if before.body != body:
-                edits.append((before.id, body))
-        elif body not in bodies:
-            new.append(InlineComment(path, line, body, start))
-    return InlinePlan(tuple(new), tuple(edits))
-
-
-def _posted_key(c: PostedComment) -> tuple[str, int | None, str | None]:
-    found = INLINE_MARKER_RE.search(c.body)
-    return c.path, c.line, found["key"] if found else None
-
-
-def inline_comments(
-    report: Report,
-    changed_lines: Mapping[str, frozenset[int]],
-    posted: Iterable[PostedComment],
-) -> list[InlineComment]:
-    """The comments `inline_plan` would post (its edits aside)."""
-    return list(inline_plan(report, changed_lines, posted).new)

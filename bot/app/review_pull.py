@@ -13,14 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.app.github.app import PullState, RepoClient
+from bot.app.inline import inline_plan
 from bot.app.link_policy import Home, LinkOpener
-from bot.app.publish import (
-    CHECK_RUN_PREFIX,
-    check_run_outputs,
-    failed_output,
-    inline_plan,
-    summary_comment,
-)
+from bot.app.publish import CHECK_RUN_PREFIX, check_run_outputs, failed_output, summary_comment
 from bot.engine.config import CONFIG_PATH, Config, ConfigError, parse_config
 from bot.engine.context import PullRequestInfo, RepoResolver
 from bot.engine.ct_config import NO_CT, CtConfigError, load_ct_config

@@ -13,7 +13,7 @@ from github import Github
 from bot.app.github.app import PER_PAGE, AppCredentials, retry_policy
 from bot.app.github.checks import AppIdentity
 from bot.app.github.repo import InstallationAuth, RepoClient
-from bot.app.publish import InlineComment, PostedComment
+from bot.app.inline import InlineComment, PostedComment
 from bot.cli.action_env import ActionSetupError
 
 # GitHub Actions' app on github.com (`GET /apps/github-actions`); its runs on a head are this

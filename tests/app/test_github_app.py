@@ -7,14 +7,8 @@ from datetime import timedelta
 import pytest
 
 from bot.app.github.app import AppCredentials, GitHubApp, PullState, RepoClient, RepoInfo
-from bot.app.publish import (
-    SUMMARY_MARKER,
-    Annotation,
-    CheckRunOutput,
-    InlineComment,
-    failed_output,
-    inline_comments,
-)
+from bot.app.inline import InlineComment, inline_comments
+from bot.app.publish import SUMMARY_MARKER, Annotation, CheckRunOutput, failed_output
 from bot.engine.report import Finding, Report, Severity
 from tests.support.fakegithub import ChangedFile, FakeGitHub
 

@@ -8,20 +8,16 @@ from dataclasses import replace
 from typing import Any
 
 import checks
+from bot.app.inline import InlineComment, InlinePlan, PostedComment, inline_comments, inline_plan
 from bot.app.publish import (
     MAX_ANNOTATION_TITLE,
     MAX_COMMENT_CHARS,
     MAX_OUTPUT_CHARS,
     SUMMARY_MARKER,
     CheckRunOutput,
-    InlineComment,
-    InlinePlan,
-    PostedComment,
     check_run_outputs,
     failed_output,
     fit,
-    inline_comments,
-    inline_plan,
     summary_comment,
 )
 from bot.engine.markdown import Section

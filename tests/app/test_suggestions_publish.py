@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.app.github.app import AppCredentials, GitHubApp, RepoClient
-from bot.app.publish import InlineComment, inline_body, inline_comments, suggestion_block
+from bot.app.inline import InlineComment, inline_body, inline_comments, suggestion_block
 from bot.engine.report import Finding, Report, Severity
 from bot.engine.suggestion import Suggestion, with_suggestion
 from tests.support.fakegithub import ChangedFile, FakeGitHub

@@ -115,7 +115,7 @@ def test_init_container_without_resources_downgrades_the_equalised_profile(
             subject=KEY,
             path=TEMPLATE,
             line=line,
-                    origin=Origin(TEMPLATE, line, KEY, ("initContainers", 0, "resources")),
+            origin=Origin(TEMPLATE, line, KEY, ("initContainers", 0, "resources")),
             data={
                 "base": "Guaranteed",
                 "head": "Burstable",

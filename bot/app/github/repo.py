@@ -18,7 +18,8 @@ from github.NamedUser import NamedUser
 from github.PullRequest import PullRequest
 
 from bot.app.github import checks as github_checks
-from bot.app.publish import SUMMARY_MARKER, CheckRunOutput, InlineComment, PostedComment
+from bot.app.inline import InlineComment, PostedComment
+from bot.app.publish import SUMMARY_MARKER, CheckRunOutput
 from bot.engine.context import OpenPR
 
 T = TypeVar("T")

@@ -9,6 +9,7 @@ its anchor only."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,9 +92,10 @@ def _parsed(text: str) -> tuple[Any, dict[Path, int] | None]:
 def _key_lines(root: yaml.Node | None) -> dict[Path, int] | None:
     lines: dict[Path, int] = {}
     seen: set[int] = set()
-    todo: list[tuple[yaml.Node, Path]] = [(root, ())] if root is not None else []
+    # In file order, so that an anchored mapping is read where it is written, not at an alias.
+    todo: deque[tuple[yaml.Node, Path]] = deque([(root, ())] if root is not None else [])
     while todo:
-        node, at = todo.pop()
+        node, at = todo.popleft()
         if not isinstance(node, yaml.MappingNode) or id(node) in seen:
             continue
         seen.add(id(node))

@@ -69,6 +69,7 @@ class _Trial:
     meant: Mapping[int, ChangedKey]
     fresh: frozenset[tuple[str, tuple[str, ...]]]  # keys new at head
     pending: PendingChart
+    head: Rendered  # the profile's own render at head, unmarked
 
 
 def attribute_values(
@@ -78,7 +79,22 @@ def attribute_values(
     registry: Registry,
     budget: ProvenanceBudget,
 ) -> list[Finding]:
-    """`findings`, each on a rendered field moved to the values line that set it (module doc)."""
+    """`findings`, each on a rendered field moved to the values line that set it (module doc); as
+    they are where reading it fails (a bug costs the placing, never the review)."""
+    try:
+        return _attributed(findings, ctx, settings, registry, budget)
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.exception("placing findings on values lines failed")
+        return list(findings)
+
+
+def _attributed(
+    findings: Sequence[Finding],
+    ctx: Context,
+    settings: RenderSettings,
+    registry: Registry,
+    budget: ProvenanceBudget,
+) -> list[Finding]:
     charts = {c.path: c for c in ctx.charts}
     wanted = _wanted(findings, charts)
     outcomes: dict[int, dict[str, Outcome]] = {}
@@ -95,7 +111,7 @@ def attribute_values(
         budget.renders, budget.made = budget.renders - 1, budget.made + 1
         templates = frozenset(o.path for i in indices if (o := findings[i].origin) is not None)
         pending = _start(ctx, settings, charts[path], profile, marks, templates)
-        trials[(path, profile)] = _Trial(meant, fresh, pending)
+        trials[(path, profile)] = _Trial(meant, fresh, pending, charts[path].head[profile])
     for (path, profile), trial in trials.items():
         rendered, why = _result(trial.pending, profile)
         for i in wanted[(path, profile)]:
@@ -170,6 +186,11 @@ def _judge(f: Finding, rendered: Rendered | None, why: str, profile: str, trial:
         return Outcome(note=NOT_READ.format(profile=profile, why=clipped(why)))
     value = field_value(rendered.documents, f.origin)
     keys = _outermost(landed(value, trial.meant)) if value is not MISSING else []
+    # A marker the field holds unmarked too is the PR's own text, not our marker: not believed.
+    written = field_value(trial.head.documents, f.origin)
+    if written is not MISSING and keys:
+        spoofed = {(k.file, k.path) for k in landed(written, trial.meant)}
+        keys = [k for k in keys if (k.file, k.path) not in spoofed]
     if not keys:
         return Outcome()  # set in the template: its line is the right one
     if len(keys) > 1:

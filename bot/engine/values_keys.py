@@ -9,6 +9,7 @@ its anchor only."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -19,11 +20,14 @@ import yaml
 from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.engine.yaml.loader import LOADER
+from bot.lru import BoundedCache
 
 # Keys walked in one values file: a values.yaml of 4,000 lines has some 3,000. Past it the file's
 # changes are not read (its findings keep their template lines).
 MAX_KEYS = 50_000
 ABSENT = object()  # a key the base does not have
+# Changed keys of a values file by its texts: a review's profiles share them (a few per chart).
+_CHANGED: BoundedCache[tuple[str, str, str], tuple[ChangedKey, ...]] = BoundedCache(64)
 
 Path = tuple[str, ...]
 
@@ -47,7 +51,17 @@ class ChangedKey:
 
 def changed_keys(file: str, base_text: str | None, head_text: str) -> list[ChangedKey]:
     """The keys of `file` the PR changed (`base_text` None: the file is new), in file order; none
-    when either side is no mapping of YAML (the render reports that)."""
+    when either side is no mapping of YAML (the render reports that). Remembered by the texts:
+    every profile of a chart asks of its values.yaml again."""
+    key = (file, _digest(base_text), _digest(head_text))
+    return list(_CHANGED.get_or_make(key, lambda: tuple(_changed(file, base_text, head_text))))
+
+
+def _digest(text: str | None) -> str:
+    return "" if text is None else hashlib.sha256(text.encode()).hexdigest()
+
+
+def _changed(file: str, base_text: str | None, head_text: str) -> list[ChangedKey]:
     head, lines = _parsed(head_text)
     base, _ = _parsed(base_text) if base_text is not None else ({}, {})
     if not isinstance(head, Mapping) or not isinstance(base, Mapping) or lines is None:

@@ -7,6 +7,7 @@ under the key, indented one step deeper than the key. The engine proves the edit
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,11 +18,14 @@ from bot.engine.context import ChartContext
 from bot.engine.report import Finding, ValuesLine
 from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
+from bot.lru import BoundedCache
 from checks.kit.suggest import block_end, indent, propose, with_value
 
 # `key:` at the start of a line of a values file (not a list item's: `- name:` edits are not ours).
 _KEY = re.compile(r"^(?P<lead> *)(?P<key>[\"']?[^\s\"'#:{}\[\],-][^\"'#:]*?[\"']?)[ \t]*:(?=\s|$)")
 STEP = 2  # the indentation step when the file does not show its own
+# Parsed values files by their text's digest: read-only, a review's few.
+_PARSED: BoundedCache[str, tuple[Any]] = BoundedCache(16)
 
 
 def values_line(f: Finding) -> ValuesLine | None:
@@ -30,23 +34,30 @@ def values_line(f: Finding) -> ValuesLine | None:
 
 def base_value(ctx: ChartContext, at: ValuesLine) -> Any:
     """The base's value of the key (None where the base has no such key or file)."""
-    text = ctx.base.text(at.path)
-    try:
-        node: Any = bounded.load(text) if text else None
-    except YAML_FAILURES:
-        return None
-    for step in at.key.split("."):
-        node = node.get(step) if isinstance(node, Mapping) else None
-    return node
+    return _value(parsed(ctx.base.text(at.path)), at.key)
 
 
 def head_value(ctx: ChartContext, at: ValuesLine) -> Any:
-    text = ctx.head.text(at.path)
+    return _value(parsed(ctx.head.text(at.path)), at.key)
+
+
+def parsed(text: str | None) -> Any:
+    """A values file's data, parsed once per text (a review asks again for each finding on it)."""
+    if not text:
+        return None
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return _PARSED.get_or_make(digest, lambda: (_load(text),))[0]
+
+
+def _load(text: str) -> Any:
     try:
-        node: Any = bounded.load(text) if text else None
+        return bounded.load(text)
     except YAML_FAILURES:
         return None
-    for step in at.key.split("."):
+
+
+def _value(node: Any, key: str) -> Any:
+    for step in key.split("."):
         node = node.get(step) if isinstance(node, Mapping) else None
     return node
 

@@ -49,6 +49,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/replay_bench.py
 	$(BIN)/python bench/all_charts_bench.py
 	$(BIN)/python bench/dependencies_bench.py
+	$(BIN)/python bench/provenance_bench.py
 
 # The App under load and scale-out (they use the fake GitHub from tests/, hence the test extra).
 load: $(VENV)/.installed-test

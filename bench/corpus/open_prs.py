@@ -5,7 +5,10 @@ tip as the App would review them, with the other open PRs discovered from `refs/
 A replay (run.py) cannot see what was open at the time, so the checks about other PRs (duplicates,
 the version race) and the suggested changes meet real PRs here. Every failure and warning, and
 every `comments` notice, is held against verdicts.yaml as run.py holds the replay's (`commit` is
-the PR head). Also counted: suggestions offered (verified by a render) and refused. Usage:
+the PR head). Also counted: suggestions offered (verified by a render) and refused, and how many
+failures and warnings can be inline review comments (on a line the PR added at head, as the App
+posts them), and how many could before value provenance (issue 40) moved them from their template
+line (kept as the finding's rendered origin) to the values line that set them. Usage:
 
     CORPUS_DIR=~/corpus python bench/corpus/open_prs.py [--per-repo N] [--missing FILE]
 """
@@ -24,8 +27,11 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 from run import HERE, ROOT, TRIAGED_NOTICES, Fired, clone_of, load_verdicts, skeleton  # noqa: E402
+
+from bot.git.repo import GitRepo  # noqa: E402
 
 # The mirrors' tips are months old: discovery's default age would count no PR as open.
 MAX_AGE_DAYS = "400"
@@ -69,6 +75,39 @@ def review(clone: Path, tip: str, sha: str, out: Path) -> dict[str, Any] | str:
     return report
 
 
+def changed_lines(clone: Path, tip: str, sha: str) -> dict[str, frozenset[int]]:
+    """The lines the PR added at head, by path, from its merge base with the tip."""
+    repo = GitRepo(clone)
+    try:
+        changes = repo.changes_from_merge_base(tip, sha) or ()
+    finally:
+        repo.close()
+    return {c.path: c.added_lines for c in changes if c.added_lines}
+
+
+def inline(report: dict[str, Any], changed: dict[str, frozenset[int]]) -> tuple[int, int, int]:
+    """(failures and warnings, those on a line the PR changed, those there before provenance)."""
+    loud = [f for f in report["findings"] if f["severity"] in ("failure", "warning")]
+    now = sum(1 for f in loud if _on_changed(f["path"], f["line"], f["data"], changed))
+    before = 0
+    for f in loud:
+        origin = f.get("origin") or {}
+        moved = origin.get("values") is not None
+        path, line = (origin["path"], origin["line"]) if moved else (f["path"], f["line"])
+        before += _on_changed(path, line, {} if moved else f["data"], changed)
+    return len(loud), now, before
+
+
+def _on_changed(
+    path: str | None, line: int | None, data: dict[str, Any], changed: dict[str, frozenset[int]]
+) -> bool:
+    lines = changed.get(path or "", frozenset())
+    s = data.get("suggestion") or {}
+    if "verified_on" in s and s.get("path") == path:
+        return set(range(s["start_line"], s["line"] + 1)) <= lines
+    return line is not None and line in lines
+
+
 def fired(repo: str, sha: str, report: dict[str, Any]) -> list[Fired]:
     return [
         Fired(repo, sha, f["check"], f["rule"], f["chart"], f["severity"], f["title"], f["message"])
@@ -86,6 +125,7 @@ def main() -> int:
     verdicts = load_verdicts(HERE / "verdicts.yaml")
     findings: list[Fired] = []
     errors, offered, refused, reviewed = [], 0, 0, 0
+    loud = placed = placed_before = 0
     with tempfile.TemporaryDirectory() as tmp:
         for entry in yaml.safe_load((HERE / "repos.yaml").read_text())["repositories"]:
             clone = clone_of(Path(corpus), entry["repo"])
@@ -99,6 +139,10 @@ def main() -> int:
                 data = [f.get("data") or {} for f in result["findings"]]
                 offered += sum(1 for d in data if "verified_on" in d.get("suggestion", {}))
                 refused += sum(1 for d in data if "suggestion_refused" in d)
+                counted = inline(result, changed_lines(clone, entry["tip"], sha))
+                loud, placed, placed_before = (
+                    a + b for a, b in zip((loud, placed, placed_before), counted, strict=True)
+                )
     judged = {f: next((v for v in verdicts if v.matches(f)), None) for f in findings}
     untriaged = [f for f, v in judged.items() if v is None]
     false = [f for f, v in judged.items() if v is not None and not v.true]
@@ -111,6 +155,10 @@ def main() -> int:
             f"false, {sum(1 for _, v in mine if v is None)} untriaged"
         )
     print(f"suggestions: {offered} offered (each verified by a render), {refused} refused")
+    print(
+        f"inline: {placed} of {loud} failures and warnings on a line the PR changed "
+        f"({_share(placed, loud)}); before provenance {placed_before} ({_share(placed_before, loud)})"
+    )
     for f in untriaged:
         print(f"UNTRIAGED {f.repo} {f.commit[:12]} {f.check}/{f.rule} {f.chart}: {f.title}")
     for f in false:
@@ -120,6 +168,10 @@ def main() -> int:
     if args.missing and untriaged:
         Path(args.missing).write_text(skeleton(untriaged))
     return 1 if untriaged or false or errors else 0
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "n/a"
 
 
 if __name__ == "__main__":

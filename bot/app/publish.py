@@ -7,8 +7,7 @@ and keeps each within GitHub's limits (tests/fixtures/github/rest-limits.md).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,7 +26,6 @@ from bot.engine.markdown import (
 )
 from bot.engine.markdown_safe import code, inline, prose
 from bot.engine.report import Finding, Report, Severity, icon
-from bot.engine.suggestion import Suggestion
 
 CHECK_RUN_PREFIX = "chart-review/"
 MAX_OUTPUT_CHARS = 65535  # output.summary and output.text, each (checks/create)
@@ -79,15 +77,6 @@ class CheckRunOutput:
     summary: str
     text: str
     annotations: tuple[Annotation, ...] = ()
-
-
-@dataclass(frozen=True)
-class InlineComment:
-    path: str
-    line: int
-    body: str
-    # A multi-line comment (a suggestion replacing several lines) starts here; None: one line.
-    start_line: int | None = None
 
 
 def run_name(check: str) -> str:
@@ -159,7 +148,7 @@ def _raw_span(text: str) -> str:
     return f"`{text}`"
 
 
-def _where(f: Finding, span: Callable[[str], str] = code) -> str:
+def where_spans(f: Finding, span: Callable[[str], str] = code) -> str:
     """Chart, profile and subject as code spans: `code` for markdown, `_raw_span` for annotations,
     which GitHub shows as plain text (no mention, link or HTML there to defuse)."""
     parts = [
@@ -173,7 +162,7 @@ def _where(f: Finding, span: Callable[[str], str] = code) -> str:
 def annotation(f: Finding) -> Annotation | None:
     if not f.path or not f.line:
         return None
-    where = _where(f, _raw_span)
+    where = where_spans(f, _raw_span)
     message = f"{f.message}\n\n({where})" if where else f.message
     return Annotation(
         path=f.path,
@@ -189,7 +178,7 @@ def _blocks(findings: Sequence[Finding]) -> str:
     """Each finding's whole message; the section's table flattens them into one cell."""
     blocks = []
     for f in findings:
-        where = _where(f)
+        where = where_spans(f)
         place = f" — {code(f'{f.path}:{f.line}')}" if f.path and f.line else ""
         heading = f"#### {icon(f.severity)} {inline(f.title)}{place}"
         blocks.append("\n\n".join(p for p in (heading, where, prose(f.message)) if p))
@@ -354,63 +343,3 @@ def _silent_line(report: Report, sections: Sequence[Section]) -> str:
         return ""
     names = ", ".join(f"{s.title} (`{run_name(s.name)}`)" for s in quiet)
     return f"- {_mark([], report)} {NO_FINDINGS}: {names}"
-
-
-def inline_body(f: Finding) -> str:
-    where = _where(f)
-    parts = [
-        f"{icon(f.severity)} **{inline(f.title)}**",
-        prose(f.message),
-        f"<sub>{where}</sub>" if where else "",
-    ]
-    return fit("\n\n".join(p for p in parts if p), MAX_COMMENT_CHARS)
-
-
-def suggestion_block(s: Suggestion) -> str:
-    """GitHub's suggested change: the replacement lines in a ```suggestion fence, longer than any
-    backtick run they hold so that none closes it."""
-    fence = "`" * max((len(run) + 1 for run in re.findall("`{3,}", s.replacement)), default=3)
-    return f"{fence}suggestion\n{s.replacement}{fence}"
-
-
-def _suggested(f: Finding, changed: frozenset[int]) -> Suggestion | None:
-    """The finding's verified suggestion, when every line it replaces is in the PR's diff (GitHub
-    refuses a suggestion elsewhere, and the whole review with it)."""
-    s = Suggestion.from_data(f.data)
-    if s is None or s.path != f.path or not set(range(s.start_line, s.line + 1)) <= changed:
-        return None
-    return s
-
-
-def inline_comment(f: Finding, changed: frozenset[int]) -> InlineComment | None:
-    """The comment for `f`, on its line or, with a suggested change, on the lines it replaces."""
-    assert f.path is not None
-    s = _suggested(f, changed)
-    if s is not None:
-        body = fit(f"{inline_body(f)}\n\n{suggestion_block(s)}", MAX_COMMENT_CHARS)
-        if body.endswith(suggestion_block(s)):  # a cut suggestion would apply half a fix
-            start = s.start_line if s.start_line != s.line else None
-            return InlineComment(f.path, s.line, body, start)
-    if not f.line or f.line not in changed:
-        return None
-    return InlineComment(f.path, f.line, inline_body(f))
-
-
-def inline_comments(
-    report: Report,
-    changed_lines: Mapping[str, frozenset[int]],
-    already: Iterable[tuple[str, int, str]],
-) -> list[InlineComment]:
-    """Comments on the lines the PR added or changed at head only (elsewhere a finding is an
-    annotation); never one equal to a comment already posted, so re-runs do not repeat."""
-    seen = set(already)
-    comments = []
-    for f in report.findings:
-        comment = inline_comment(f, changed_lines.get(f.path, frozenset())) if f.path else None
-        if comment is None:
-            continue
-        key = (comment.path, comment.line, comment.body)
-        if key not in seen:
-            seen.add(key)
-            comments.append(comment)
-    return comments

@@ -13,14 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.app.github.app import PullState, RepoClient
+from bot.app.inline import inline_plan
 from bot.app.link_policy import Home, LinkOpener
-from bot.app.publish import (
-    CHECK_RUN_PREFIX,
-    check_run_outputs,
-    failed_output,
-    inline_comments,
-    summary_comment,
-)
+from bot.app.publish import CHECK_RUN_PREFIX, check_run_outputs, failed_output, summary_comment
 from bot.engine.config import CONFIG_PATH, Config, ConfigError, parse_config
 from bot.engine.context import PullRequestInfo, RepoResolver
 from bot.engine.ct_config import NO_CT, CtConfigError, load_ct_config
@@ -164,9 +159,11 @@ class CheckRunPublisher:
             client.complete_check_run(run_id, failed_output(name, "this check is disabled"))
         # Inline comments go only on the lines the PR added at head.
         changed = {c.path: c.added_lines for c in result.context.changes if c.added_lines}
-        comments = inline_comments(report, changed, client.bot_review_comments(pr.number))
-        if comments:
-            client.post_review(pr.number, pr.head_sha, comments, REVIEW_BODY)
+        plan = inline_plan(report, changed, client.bot_review_comments(pr.number))
+        for comment_id, body in plan.edits:  # an earlier review's comment on the same line and rule
+            client.edit_review_comment(comment_id, body)
+        if plan.new:
+            client.post_review(pr.number, pr.head_sha, plan.new, REVIEW_BODY)
         # Last, so that the summary naming this head means the whole review is out.
         comment = summary_comment(report, REGISTRY.sections(), self.diff_elsewhere)
         client.upsert_summary_comment(pr.number, comment)

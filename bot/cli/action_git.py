@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bot.cli.action_env import ActionSetupError
 from bot.git.repo import GitError, GitRepo
+from bot.git.shallow import is_shallow
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +37,11 @@ def fetch_commits(git: GitRepo, shas: Sequence[str]) -> list[str]:
     """Fetch the commits of `shas` the checkout lacks; returns those still missing after it. A
     shallow checkout is deepened whole, since a review compares with the merge base."""
     missing = missing_commits(git, shas)
-    if not missing and not _shallow(git):
+    cut_short = is_shallow(git)
+    if not missing and not cut_short:
         return []
     args = ["fetch", "--quiet", "--no-tags"]
-    if _shallow(git):
+    if cut_short:
         args.append("--unshallow")
     proc = _git(git.path, *args, "origin", *missing)
     if proc.returncode != 0:
@@ -55,11 +57,6 @@ def require_commits(git: GitRepo, shas: Sequence[str]) -> None:
             f"commit {still[0][:12]} is not in {git.path} and `git fetch origin` could not get "
             f"it: {CHECKOUT_HINT}"
         )
-
-
-def _shallow(git: GitRepo) -> bool:
-    proc = _git(git.path, "rev-parse", "--is-shallow-repository")
-    return proc.stdout.strip() == "true"
 
 
 def _git(path: Path | str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from github import Github
 from bot.app.github.app import PER_PAGE, AppCredentials, retry_policy
 from bot.app.github.checks import AppIdentity
 from bot.app.github.repo import InstallationAuth, RepoClient
-from bot.app.publish import InlineComment
+from bot.app.inline import InlineComment, PostedComment
 from bot.cli.action_env import ActionSetupError
 
 # GitHub Actions' app on github.com (`GET /apps/github-actions`); its runs on a head are this
@@ -90,8 +90,11 @@ def actions_app(api_url: str) -> AppIdentity:
 class ChecksOnlyClient(RepoClient):
     """`comment: false`: the check runs as the App publishes them, and no comment at all."""
 
-    def bot_review_comments(self, number: int) -> list[tuple[str, int, str]]:
+    def bot_review_comments(self, number: int) -> list[PostedComment]:
         return []
+
+    def edit_review_comment(self, comment_id: int, body: str) -> None:
+        return None
 
     def post_review(
         self, number: int, head_sha: str, comments: Sequence[InlineComment], body: str

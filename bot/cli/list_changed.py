@@ -11,6 +11,7 @@ from bot.cli.errors import UsageError
 from bot.engine.chart.files import chart_file
 from bot.engine.chart.selection import chart_dirs
 from bot.engine.ct_config import load_ct_config
+from bot.git import shallow
 from bot.git.repo import GitRepo
 
 HELP = "print the chart directories the change from the merge base of --base to --head touches"
@@ -40,7 +41,8 @@ def changed_charts(repo: GitRepo, base: str, head: str) -> list[str]:
     counted, with the target's ct.yaml choosing what a chart is. Like ct, a chart the change
     deletes is not listed: there is nothing left to lint or install."""
     target, tip = _commit(repo, base, "--base"), _commit(repo, head, "--head")
-    merge_base = repo.merge_base(target, tip) or target
+    # None found is refused: the target's tip would list every chart it changed since the fork.
+    merge_base = shallow.merge_base(repo, str(repo.path), target, tip, (base, head))
     changes = repo.changes_from_merge_base(target, tip)
     if changes is None:  # no single merge base: measured against the one chosen above
         changes = repo.changes(merge_base, tip)

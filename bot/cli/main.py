@@ -32,6 +32,7 @@ from bot.cli.open_prs import (
 )
 from bot.cli.progress import chart_progress
 from bot.cli.report_writer import FORMATS, ReportWriter
+from bot.cli.sarif import category
 from bot.cli.values_args import add_values_arguments, override_from
 from bot.engine.config import CONFIG_PATH, parse_config
 from bot.engine.context import PullRequestInfo
@@ -242,7 +243,12 @@ def run_review(args: argparse.Namespace) -> int:
     engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
     result = engine.review(review_input(args, repo), explain=args.explain)
     writer: Publisher = ReportWriter(
-        args.format, REGISTRY.sections(), args.output, args.explain, diff=args.diff
+        args.format,
+        REGISTRY.sections(),
+        args.output,
+        args.explain,
+        diff=args.diff,
+        sarif_category=category(args.chart, args.profile),
     )
     writer.publish(result)
     return exit_status(result.report, args.fail_on)

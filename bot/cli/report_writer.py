@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bot.cli.annotations import github_text
 from bot.cli.errors import UsageError
-from bot.cli.sarif import sarif_text
+from bot.cli.sarif import category, sarif_text
 from bot.engine.diff_section import diff_plain
 from bot.engine.markdown import Section, to_markdown
 from bot.engine.review import ReviewResult
@@ -28,6 +28,7 @@ class ReportWriter:
     output: str | None = None  # a file; None → stdout
     explain: bool = False
     diff: bool = False  # `--diff`: the rendered diff as plain text, in place of the report
+    sarif_category: str = category()  # SARIF's automationDetails.id (bot/cli/sarif.py)
 
     def publish(self, result: ReviewResult) -> None:
         if self.on_terminal():
@@ -59,7 +60,8 @@ class ReportWriter:
         if self.fmt == "json":
             return result.report.to_json_text()
         if self.fmt == "sarif":
-            return sarif_text(result.report, {s.name: s.title for s in self.sections})
+            titles = {s.name: s.title for s in self.sections}
+            return sarif_text(result.report, titles, result.context.head.text, self.sarif_category)
         if self.fmt == "github":
             return github_text(result.report)
         text = to_markdown(result.report, self.sections)

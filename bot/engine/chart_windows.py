@@ -21,6 +21,7 @@ from bot.engine.chart.selection import chart_meta
 from bot.engine.check import Check, Registry
 from bot.engine.context import DUPLICATES_CHECK, ChartRenders, Context, OpenPR
 from bot.engine.other_renders import OtherRenders, changed_profiles, other_renders
+from bot.engine.provenance import ProvenanceBudget, attribute_values
 from bot.engine.rendered_diff import rendered_diffs
 from bot.engine.report import NOT_REVIEWED, ChartSummary, Finding
 from bot.engine.subcharts import attribute_subcharts
@@ -82,6 +83,7 @@ class ChartsChecked:
     explained: dict[str, list[str]] = field(default_factory=dict)
     kept: list[ChartRenders] = field(default_factory=list)
     budget: Budget = field(default_factory=Budget)
+    provenance: ProvenanceBudget = field(default_factory=ProvenanceBudget)
     _base: Context | None = None
     _last: Context | None = None
     present: set[str] = field(default_factory=set)  # the profiles of the charts so far
@@ -125,6 +127,8 @@ class ChartsChecked:
         """A window done: its findings' suggestions proven, subcharts named, charts summed up,
         and its renders let go where nothing reads them again."""
         everything = (*self.kept, *ctx.charts)
+        # Placed first: a finding moved to its values line may propose a values edit to prove.
+        found = attribute_values(found, ctx, self.settings, registry, self.provenance)
         found = verify_suggestions(found, ctx, self.settings, registry, self.budget)
         self.findings += attribute_subcharts(found, everything)
         base, head = self.sides

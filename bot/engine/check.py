@@ -34,6 +34,10 @@ class Check(Generic[C]):
     # A check with nothing to say on most reviews (rendering): no section, no check run, no
     # summary line unless it found something, so that it is not noise on every PR.
     quiet: bool = False
+    # For a finding the engine moved to the values line that set its field (bot/engine/
+    # provenance.py, `finding.origin.values`): the finding proposing the values edit that fixes
+    # it, as `data["suggestion"]`, which the engine then proves as any other.
+    values_fix: Callable[[ChartContext, Finding], Finding] | None = None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,51 @@ _ICON = {Severity.FAILURE: "❌", Severity.WARNING: "⚠️", Severity.NOTICE: "
 
 
 @dataclass(frozen=True)
+class ValuesLine:
+    """The values line that produced a rendered field: a key the PR changed, in the chart's
+    `values.yaml`, the profile's values file, or (for a subchart) its parent's values."""
+
+    path: str  # repository path of the values file
+    line: int  # 1-based, at head
+    key: str  # dotted (`operator.resources`), as `--set` names it
+    text: str  # the line as written, stripped (`resources: {}`)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "key": self.key, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a finding's rendered field comes from: its template line, the field in the rendered
+    object (from the pod spec: `("containers", 0, "resources")`), and, once the engine has read
+    it (bot/engine/provenance.py), the values line that set it, or why none could be named."""
+
+    path: str  # the template, a repository path
+    line: int | None
+    subject: str  # the rendered object, Kind/namespace/name
+    field: tuple[str | int, ...] = ()
+    values: ValuesLine | None = None
+    note: str | None = None  # why the finding stays on its template line, where it is said
+
+    def field_text(self) -> str:
+        """`containers[0].resources`, as the JSON report writes the field."""
+        out = ""
+        for step in self.field:
+            out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "subject": self.subject,
+            "field": self.field_text(),
+            "values": self.values.to_json() if self.values is not None else None,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing a reviewer would say. `rule` names the kind of finding inside its check, so that
     config can override its severity (`checks.qos.severity.downgrade: warning`)."""
@@ -48,6 +93,9 @@ class Finding:
     path: str | None = None
     line: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    # `path`/`line` are where a reviewer comments: the values line when the field's value came
+    # from values, else the template line. `origin` keeps the rendered origin either way.
+    origin: Origin | None = None
 
     @property
     def preexisting(self) -> bool:
@@ -70,6 +118,7 @@ class Finding:
             "message": self.message,
             "path": self.path,
             "line": self.line,
+            "origin": self.origin.to_json() if self.origin is not None else None,
             "data": dict(self.data),
         }
 

@@ -43,6 +43,7 @@ from bot.engine.report import (
 )
 from bot.engine.rivals import branch_name, comparable_prs
 from bot.errors import ChartReviewError
+from bot.git import shallow
 from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
 from bot.git.repo import GitRepo
@@ -193,7 +194,8 @@ class Engine:
         changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
         config = self.load_config(target, inp.config_path)
         ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
-        merge_base, commits = self._fork(target, head, merge_base_f, listed_f)
+        names = (inp.base, inp.head)
+        merge_base, commits = self._fork(target, head, merge_base_f, listed_f, names)
         develop, develop_name = self._develop(inp.develop, config, known, ct)
         changes = changes_f.result()
         if changes is None:  # no merge base, or several: measured against the one chosen above
@@ -208,14 +210,20 @@ class Engine:
         head: str,
         merge_base_f: Future[str | None] | None,
         listed_f: Future[tuple[tuple[Commit, ...], str | None]] | None,
+        names: tuple[str, str],
     ) -> tuple[str, Future[tuple[Commit, ...]] | None]:
-        """The merge base (the target where there is none), and the PR's commits as listed."""
+        """The merge base, and the PR's commits as listed. None found (a shallow clone, unrelated
+        histories) is refused, never measured from the target's tip (bot/git/shallow.py)."""
+        where = str(self.repo.path)
         if listed_f is None:
             assert merge_base_f is not None
-            return merge_base_f.result() or target, None
+            found = merge_base_f.result()
+            if found is None:
+                raise shallow.missing_merge_base(self.repo, where, *names)
+            return found, None
         commits, merge_base = listed_f.result()
         if merge_base is None:  # several, none, or a list cut short: git decides, as before
-            merge_base = self.repo.merge_base(target, head) or target
+            merge_base = shallow.merge_base(self.repo, where, target, head, names)
             listed = _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=MAX_COMMITS)
             return merge_base, listed
         done: Future[tuple[Commit, ...]] = Future()

@@ -19,7 +19,9 @@ def attribute_subcharts(
     out = []
     for finding in findings:
         chart = by_path.get(finding.chart or "")
-        sub = chart.subchart(finding.path) if chart is not None else None
+        # The template rendered, wherever the finding now points (its parent's values line).
+        template = finding.origin.path if finding.origin is not None else finding.path
+        sub = chart.subchart(template) if chart is not None else None
         if sub is None:
             out.append(finding)
             continue

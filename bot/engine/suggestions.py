@@ -100,7 +100,7 @@ def _start(
     if len(profiles) > budget:
         return OVER_BUDGET
     repo = PatchedRepo(settings.repo, ctx.head.commit, suggestion.path, patched.encode())
-    source = ChartSource(chart.path, _Absent(settings.repo, ctx.base.commit), repo.head())
+    source = ChartSource(chart.path, Absent(settings.repo, ctx.base.commit), repo.head())
     pending = start_chart(source, replace(settings, repo=repo, only=profiles, lint=False))
     tried = replace(
         chart,
@@ -148,8 +148,8 @@ def _judge(f: Finding, trial: _Trial) -> Finding:
     return replace(f, data={**f.data, KEY: verified})
 
 
-class _Absent(GitTree):
-    """The side a verification leaves alone: only the patched head is rendered again."""
+class Absent(GitTree):
+    """The side a verification (or provenance) leaves alone: only the head is rendered again."""
 
     def read(self, path: str) -> bytes | None:
         return None

@@ -35,6 +35,8 @@ from bot.engine.chart.files import (
 )
 from bot.git.history import LogEntry
 from bot.git.objects import GitView, Tree
+from bot.git.shallow import FIX as UNSHALLOW_FIX
+from bot.git.shallow import is_shallow
 from bot.lru import BoundedCache
 from bot.versions.rule import Basis, BumpRule, Level
 from bot.versions.semver import parse_version
@@ -123,7 +125,7 @@ def learned_rule(
     if not isinstance(git, FirstParentHistory):
         return _say(Level.EXPECTED, Basis.NO_HISTORY, branch)
     # A commit id fixes the history behind it, unless the clone holding it is shallow.
-    key = (tip.commit, chart_path, tuple(ignore), released, bool(git.shallow_commits()))
+    key = (tip.commit, chart_path, tuple(ignore), released, is_shallow(git))
     return _LEARNED.get_or_make(
         key, lambda: _learn(git, git, tip, chart_path, ignore, released, branch)
     )
@@ -171,7 +173,7 @@ def chart_history(history: FirstParentHistory, tip: str, chart_path: str) -> tup
     chart's directory's alone for the first charts asked about at a tip (one chart's log costs a
     few milliseconds, the whole tree's tens), the whole tree's, shared, from the next one on (a PR
     that touches thirty charts). Callers keep to the chart's paths either way."""
-    if history.shallow_commits():  # its log of a commit is not the full history's: not kept
+    if is_shallow(history):  # its log of a commit is not the full history's: not kept
         return tuple(history.first_parent_changes(tip, HISTORY_DEPTH, chart_path))
     known = _LOGS.get((tip, None)) or _LOGS.get((tip, chart_path))
     if known is not None:
@@ -341,8 +343,7 @@ def _sentence(basis: Basis, level: Level, branch: str, w: _Window, version: str 
         )
     if basis is Basis.HISTORY_CUT:
         return (
-            f"The history of {branch} is cut short (a shallow clone: `git fetch --unshallow`, or "
-            "`fetch-depth: 0` in the workflow's checkout), so nothing was learned from it; a bump "
-            "is expected, as by default."
+            f"The history of {branch} is cut short (a shallow clone: {UNSHALLOW_FIX}), so nothing "
+            "was learned from it; a bump is expected, as by default."
         )
     return f"The history of {branch} cannot be read here, so a bump is expected, as by default."

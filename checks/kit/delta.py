@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.engine.report import Finding, Severity
+from bot.engine.report import Finding, Origin, Severity
 
 PREEXISTING = " Already so at base, so not this PR's doing."
 TITLE_PREEXISTING = "{title} on {profiles} (already at base)"
@@ -38,6 +38,9 @@ class Issue:
     line: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
     locate: Callable[[], int | None] | None = field(default=None, compare=False, repr=False)
+    # The rendered field the issue is about, from the pod spec (`("containers", 0,
+    # "livenessProbe", "httpGet", "port")`): where its value came from is read from it.
+    field: tuple[str | int, ...] = field(default=(), compare=False)
 
     @property
     def where(self) -> int | None:
@@ -90,6 +93,10 @@ def _finding(
     title = (TITLE_PREEXISTING if preexisting else TITLE_NEW).format(
         title=issue.title, profiles=profiles
     )
+    line = issue.where
+    origin = (
+        Origin(issue.path, line, issue.subject, issue.field) if issue.path and issue.field else None
+    )
     return Finding(
         check=check,
         severity=Severity.NOTICE if preexisting else severity,
@@ -100,7 +107,8 @@ def _finding(
         profile=profiles,
         subject=issue.subject,
         path=issue.path,
-        line=issue.where,
+        line=line,
+        origin=origin,
         data={
             "container": issue.container,
             "detail": issue.detail,

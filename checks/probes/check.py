@@ -15,15 +15,16 @@ from typing import Any, NamedTuple
 
 from bot.engine.check import Check
 from bot.engine.context import ChartContext, Rendered
-from bot.engine.manifests import Document
+from bot.engine.manifests import Document, pod_spec
+from bot.engine.origin import container_origin
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from bot.lru import IdentityMemo
 from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare
-from checks.kit.template_lines import container_line, key_pattern, kind_line
+from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
 from checks.probes.model import ContainerFacts, Ports, Probe, facts
-from checks.probes.suggest import suggest
+from checks.probes.suggest import suggest, values_fix
 
 NAME = "probes"
 PORT, ENV_PORT, FORBIDDEN, CHANGED = "probe-port", "env-port", "forbidden-probe", "probe-changed"
@@ -201,7 +202,8 @@ def _port_issue(
         message=message.format(was=before, **fmt),
         data={"probe": probe.kind, "port": probe.port, **({"was": before} if before else {})},
         path=doc.template,
-        locate=_locator(tree, doc, container, key_pattern(probe.field)),
+        locate=partial(_probe_port_line, tree, doc, container, probe),
+        field=_probe_field(doc, container, probe, "port"),
     )
 
 
@@ -273,6 +275,7 @@ def _forbidden(
                 data={"probe": probe.kind, "pattern": pattern},
                 path=doc.template,
                 locate=_locator(tree, doc, container, key_pattern(probe.field)),
+                field=_probe_field(doc, container, probe),
             )
         )
     return issues
@@ -311,6 +314,7 @@ def _changes(tree: Tree, base: Rendered, head: Rendered) -> list[Issue]:
                     data={"probe": probe.kind, "changes": changes},
                     path=doc.template,
                     locate=_locator(tree, doc, container, key_pattern(probe.field)),
+                    field=_probe_field(doc, container, probe),
                 )
             )
     return issues
@@ -342,20 +346,58 @@ def _shown(value: object) -> str:
 
 
 def _line(tree: Tree, doc: Document, container: Container, *patterns: str) -> int | None:
-    """The first of `patterns` found in the container's block, else its name, else its kind."""
+    """The line that writes the field: the first of `patterns` found in the container's block;
+    where the template's containers cannot be told apart (a helper writes the list, the
+    container's name is templated), the first of `patterns` that occurs once in the template;
+    then the container's name; the object's `kind:` line only when nothing else is there."""
     source = tree.text(doc.template)
-    return container_line(source, container.name, *patterns, role=container.role) or kind_line(
-        source, doc.kind
-    )
+    found = container_line(source, container.name, *patterns, role=container.role)
+    if found is None:
+        found = next((n for p in patterns if (n := _only_line(source, p)) is not None), None)
+    return found or kind_line(source, doc.kind)
 
 
-def _locator(tree: Tree, doc: Document, container: Container, pattern: str) -> partial[int | None]:
+def _only_line(source: str | None, pattern: str) -> int | None:
+    """The one line of `source` matching `pattern`, or None (none, or several: no telling)."""
+    rx = re.compile(pattern)
+    hits = [n for n, text in enumerate((source or "").splitlines(), 1) if rx.search(text)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _locator(
+    tree: Tree, doc: Document, container: Container, *patterns: str
+) -> partial[int | None]:
     """`_line`, for when the issue becomes a finding."""
-    return partial(_line, tree, doc, container, pattern)
+    return partial(_line, tree, doc, container, *patterns)
+
+
+def _probe_port_line(tree: Tree, doc: Document, container: Container, probe: Probe) -> int | None:
+    """The line that writes the probe's port (`port: web`, `port: {{ .Values.probe.port }}`): in
+    the probe's block, else the probe's own line."""
+    line = _line(tree, doc, container, key_pattern(probe.field), _port_line(probe))
+    port = block_line(tree.text(doc.template), line, key_pattern("port"))
+    return port or line
+
+
+def _port_line(probe: Probe) -> str:
+    """A directive that emits the probe, or its port (`{{ include "app.livenessProbe" . }}`,
+    `port: {{ .Values.probes.port }}`), for when its key is not written literally."""
+    return rf"\{{\{{.*({re.escape(probe.field)}|[Pp]robe)"
+
+
+def _probe_field(
+    doc: Document, container: Container, probe: Probe, *under: str
+) -> tuple[str | int, ...]:
+    """The probe's field (and `under` its handler, e.g. its `port`), from the pod spec."""
+    origin = container_origin(doc, pod_spec(doc) or {}, container.body, None, probe.field)
+    if len(origin.field) < 3:  # the container is not in its pod spec's lists: no field to name
+        return ()
+    handler = (probe.handler,) if under and probe.handler else ()
+    return (*origin.field, *handler, *under)
 
 
 def _env_line(env: str) -> str:
     return rf"^\s*(-\s+)?name:\s*[\"']?{re.escape(env)}[\"']?\s*$"
 
 
-CHECK = Check(NAME, "Probes", run, "chart")
+CHECK = Check(NAME, "Probes", run, "chart", values_fix=values_fix)

@@ -4,6 +4,7 @@ name the container does declare (its only named port, or the one name close to t
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 
 from bot.engine.context import ChartContext
@@ -11,6 +12,7 @@ from bot.engine.report import Finding
 from checks.kit.containers import pod_containers
 from checks.kit.suggest import propose, scalar, with_value
 from checks.kit.template_lines import block_line, key_pattern
+from checks.kit.values_edit import head_value, propose_value, values_line
 from checks.probes.model import facts
 
 # How alike a declared name must be to the wrong one to be taken for it (`http-web` for `http`).
@@ -24,12 +26,19 @@ def suggest(ctx: ChartContext, f: Finding) -> Finding:
         return f
     name = _declared_name(ctx, f, port)
     source = ctx.head.text(f.path)
-    line = block_line(source, f.line, key_pattern("port"))
+    line = f.line  # the probe's `port:` line (checks/probes/check.py), else its own
+    if source is not None and line is not None and not _is_port(source, line):
+        line = block_line(source, line, key_pattern("port"))
     if name is None or source is None or line is None:
         return f
     text = source.splitlines()[line - 1]
     changed = with_value(text, "port", name) if scalar(text, "port") == port else None
     return f if changed is None else propose(f, ctx, line, line, [changed])
+
+
+def _is_port(source: str, line: int) -> bool:
+    lines = source.splitlines()
+    return 1 <= line <= len(lines) and re.search(key_pattern("port"), lines[line - 1]) is not None
 
 
 def _declared_name(ctx: ChartContext, f: Finding, port: str) -> str | None:
@@ -48,3 +57,16 @@ def _declared_name(ctx: ChartContext, f: Finding, port: str) -> str | None:
         return names[0]
     close = difflib.get_close_matches(port, names, n=2, cutoff=CLOSE)
     return close[0] if len(close) == 1 else None
+
+
+def values_fix(ctx: ChartContext, f: Finding) -> Finding:
+    """A named probe port the engine placed on the values key that sets it: that key given the
+    name the container declares."""
+    at = values_line(f)
+    port = f.data.get("port")
+    if at is None or f.data.get("preexisting") or not isinstance(port, str):
+        return f
+    if head_value(ctx, at) != port:
+        return f
+    name = _declared_name(ctx, f, port)
+    return f if name is None else propose_value(ctx, f, name)

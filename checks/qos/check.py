@@ -17,7 +17,7 @@ from checks.qos.compare import PodView, changes, classify, pods
 from checks.qos.findings import bad_quantity_finding, change_finding, profile_finding, quota_finding
 from checks.qos.quota import QuotaGap, quota_gaps
 from checks.qos.section import section
-from checks.qos.suggest import suggest
+from checks.qos.suggest import suggest, values_fix
 
 __all__ = [
     "CHECK",
@@ -145,4 +145,6 @@ def explain(ctx: ChartContext) -> list[str]:
     return lines
 
 
-CHECK = Check("qos", "QoS classes", run, "chart", chart_data, section, explain)
+CHECK = Check(
+    "qos", "QoS classes", run, "chart", chart_data, section, explain, values_fix=values_fix
+)

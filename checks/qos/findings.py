@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.engine.manifests import container_name_line, find_line
-from bot.engine.report import Finding, Severity
+from bot.engine.manifests import container_name_line
+from bot.engine.origin import container_origin
+from bot.engine.report import Finding, Origin, Severity
 from bot.git.objects import Tree
+from checks.kit.template_lines import container_line, key_pattern, kind_line, nested_line
 from checks.qos.classes import Cause, QoSClass
 from checks.qos.compare import Change, ChangeKind, PodView
 from checks.qos.fix import fix_data, fix_sentence, restoring_fixes
@@ -59,6 +61,10 @@ TITLE_QUOTA = "{key}: {who} lacks {fields} under a ResourceQuota on {profile}"
 ALREADY = " This was already so at base."
 AT_BASE = "at base, "
 UNKNOWN_CAUSE = "the summed requests differ from the summed limits"
+RESOURCES = "resources"
+# A directive that emits a container's resources: `{{- toYaml .Values.resources | nindent 12 }}`,
+# `{{ include "app.resources" . }}`.
+_EMITS_RESOURCES = r"\{\{.*[Rr]esources"
 
 
 TEST_HOOK_NOTE = (
@@ -79,6 +85,7 @@ def is_test_hook(body: Mapping[str, Any]) -> bool:
 class Where:
     path: str | None
     line: int | None
+    origin: Origin | None = None  # the rendered field: the culprit's `resources`
 
 
 def change_finding(change: Change, profile: str, chart: str, head: Tree, base: Tree) -> Finding:
@@ -90,7 +97,8 @@ def change_finding(change: Change, profile: str, chart: str, head: Tree, base: T
         title = TITLE_REMOVED.format(key=old.key, base=old.qos_class, profile=profile)
         message = MSG_REMOVED.format(profile=profile, key=old.key, base=old.qos_class)
         data: dict[str, object] = {"base": str(old.qos_class), "head": None, "causes": []}
-        return _finding(REMOVED, title, message, chart, profile, old, locate(base, old, ()), data)
+        where = replace(locate(base, old, ()), origin=None)  # gone at head: nothing rendered there
+        return _finding(REMOVED, title, message, chart, profile, old, where, data)
     return _changed(change, profile, chart, head)
 
 
@@ -169,7 +177,7 @@ def bad_quantity_finding(
     who = _who(bad.role, bad.container)
     fmt = {"profile": profile, "key": view.key, "field": bad.field}
     message = MSG_BAD.format(who=who, value=bad.value, reason=bad.reason, **fmt)
-    where = _locate_container(head, view, bad.container)
+    where = _locate_container(head, view, bad.container, bad.role)
     return Finding(
         check=CHECK,
         severity=Severity.NOTICE if known else Severity.FAILURE,
@@ -181,6 +189,7 @@ def bad_quantity_finding(
         subject=view.key,
         path=where.path,
         line=where.line,
+        origin=where.origin,
         data={
             "container": bad.container,
             "field": bad.field,
@@ -206,7 +215,7 @@ def quota_finding(
         already="" if new else ALREADY,
         **fmt,
     )
-    where = _locate_container(head, view, first.container)
+    where = _locate_container(head, view, first.container, first.role)
     return Finding(
         check=CHECK,
         severity=Severity.FAILURE if new else Severity.NOTICE,
@@ -218,6 +227,7 @@ def quota_finding(
         subject=view.key,
         path=where.path,
         line=where.line,
+        origin=where.origin,
         data={
             "container": first.container,
             "fields": fields,
@@ -229,19 +239,55 @@ def quota_finding(
 
 
 def locate(tree: Tree, view: PodView, causes: Iterable[Cause]) -> Where:
-    """The template line of the first culprit container; without one (a pod-level cause, a pod
-    added or removed whole), the pod's first container, which sits inside the right workload."""
-    culprit = next((c.container for c in causes if c.role != ROLE_POD), None)
+    """The template line of the first culprit's `resources` (a pod-level cause: the pod spec's);
+    without a culprit (a pod added or removed whole), the first container's, which sits inside
+    the right workload."""
+    culprit = next((c for c in causes if c.role != ROLE_POD), None)
+    if culprit is None and any(c.role == ROLE_POD for c in causes):
+        return _locate_pod(tree, view)
+    if culprit is not None:
+        return _locate_container(tree, view, culprit.container, culprit.role)
     containers = view.qos.resources.containers
-    return _locate_container(tree, view, culprit or (containers[0].name if containers else None))
+    first = containers[0] if containers else None
+    return _locate_container(
+        tree, view, first.name if first else None, first.role if first else None
+    )
 
 
-def _locate_container(tree: Tree, view: PodView, container: str | None) -> Where:
+def _locate_container(
+    tree: Tree, view: PodView, container: str | None, role: str | None = None
+) -> Where:
+    """The line that writes the container's resources: its `resources:` key, else the directive
+    in its block that emits them (`{{- toYaml .Values.resources | nindent 12 }}`), else its name;
+    where the template's containers cannot be told apart, the container's `- name:` line, else
+    the object's `kind:` line."""
     source = tree.text(view.doc.template)
-    line = container_name_line(source, container) if container else None
+    line = (
+        container_line(source, container, key_pattern(RESOURCES), _EMITS_RESOURCES, role=role)
+        if container
+        else None
+    )
+    if line is None and container:
+        line = container_name_line(source, container)
     if line is None:
-        line = find_line(source, rf"^\s*kind:\s*[\"']?{re.escape(view.doc.kind)}[\"']?\s*$")
-    return Where(view.doc.template, line)
+        line = kind_line(source, view.doc.kind)
+    origin = container_origin(view.doc, view.spec, container, line, RESOURCES)
+    return Where(view.doc.template, line, origin if container else None)
+
+
+def _locate_pod(tree: Tree, view: PodView) -> Where:
+    """Pod-level `spec.resources`: its key in the template, else the object's `kind:` line."""
+    source = tree.text(view.doc.template)
+    line = nested_line(source, "spec", "template", "spec", RESOURCES)
+    if (
+        line is None
+        or source is None
+        or not re.search(key_pattern(RESOURCES), source.splitlines()[line - 1])
+    ):
+        line = kind_line(source, view.doc.kind)
+    return Where(
+        view.doc.template, line, container_origin(view.doc, view.spec, None, line, RESOURCES)
+    )
 
 
 def _new_causes(worse: PodView, better: PodView) -> tuple[Cause, ...]:
@@ -294,4 +340,5 @@ def _finding(
         path=where.path,
         line=where.line,
         data=data,
+        origin=where.origin,
     )

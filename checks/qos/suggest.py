@@ -18,6 +18,7 @@ from bot.engine.context import ChartContext
 from bot.engine.report import Finding
 from checks.kit.suggest import TEMPLATED, block_end, indent, propose
 from checks.kit.template_lines import ListItem, container_item, container_items
+from checks.kit.values_edit import base_value, head_value, propose_value, values_line
 from checks.qos.findings import DOWNGRADE
 from checks.qos.pod import ROLE_POD
 
@@ -121,3 +122,24 @@ def _block(
         out.append(f"{pad}{inner}{section}:")
         out += [f"{pad}{inner}{inner}{name}: {value}" for name, value in values.items()]
     return out
+
+
+def values_fix(ctx: ChartContext, f: Finding) -> Finding:
+    """A downgrade the engine placed on the values key that writes the culprit's whole resources
+    (`resources: {}`): the key given the base's values where the PR removed some, else the block
+    the fix rule states (`data["fix"]`)."""
+    at = values_line(f)
+    fix = f.data.get("fix")
+    blocks = fix.get("blocks") if isinstance(fix, Mapping) else None
+    field = f.origin.field if f.origin is not None else ()
+    if f.rule != DOWNGRADE or at is None or not field or field[-1] != "resources":
+        return f
+    head, base = head_value(ctx, at), base_value(ctx, at)
+    if not isinstance(head, Mapping):
+        return f
+    if isinstance(base, Mapping) and base and (set(base) - set(head) or not head):
+        return propose_value(ctx, f, base)
+    if blocks and len(blocks) == 1 and blocks[0]["role"] != ROLE_POD:
+        written = {k: v for k, v in head.items() if k not in SECTIONS}
+        return propose_value(ctx, f, {**written, **blocks[0]["resources"]})
+    return f

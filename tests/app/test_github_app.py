@@ -7,14 +7,8 @@ from datetime import timedelta
 import pytest
 
 from bot.app.github.app import AppCredentials, GitHubApp, PullState, RepoClient, RepoInfo
-from bot.app.publish import (
-    SUMMARY_MARKER,
-    Annotation,
-    CheckRunOutput,
-    InlineComment,
-    failed_output,
-    inline_comments,
-)
+from bot.app.inline import InlineComment, inline_comments
+from bot.app.publish import SUMMARY_MARKER, Annotation, CheckRunOutput, failed_output
 from bot.engine.report import Finding, Report, Severity
 from tests.support.fakegithub import ChangedFile, FakeGitHub
 
@@ -295,7 +289,9 @@ def test_review_round_trip_never_repeats_a_comment(repo: RepoClient, fake: FakeG
     repo.post_review(1, HEAD, again, "chart-review: 2 failures")
 
     assert again == []
-    assert repo.bot_review_comments(1) == [(c.path, c.line, c.body) for c in comments]
+    assert [(c.path, c.line, c.body) for c in repo.bot_review_comments(1)] == [
+        (c.path, c.line, c.body) for c in comments
+    ]
     assert repo.bot_review_comments(2) == []
     [review] = fake.reviews(REPO, 1)
     assert (review.state, review.commit_id, review.body) == (

@@ -7,13 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.app.publish import (
-    MAX_OUTPUT_CHARS,
-    SUMMARY_MARKER,
-    check_run_outputs,
-    inline_comments,
-    summary_comment,
-)
+from bot.app.inline import inline_comments
+from bot.app.publish import MAX_OUTPUT_CHARS, SUMMARY_MARKER, check_run_outputs, summary_comment
 from bot.engine.markdown import Section, to_markdown
 from bot.engine.report import ChartSummary, Finding, Report, Severity
 from bot.engine.review import Engine, ReviewInput
@@ -96,9 +91,10 @@ def test_summary_comment_has_one_verdict_ours() -> None:
 
 
 def test_inline_comment_body_shows_pr_text_literally() -> None:
-    [comment] = inline_comments(hostile_report(), {PATH: frozenset({3})}, already=[])
+    [comment] = inline_comments(hostile_report(), {PATH: frozenset({3})}, posted=[])
     assert (comment.path, comment.line) == (PATH, 3)
     assert comment.body == (
+        "<!-- chart-review:inline qos -->\n"  # our marker: the check's name, never PR text
         f"❌ **{SAFE_MENTIONS} {SAFE_IMAGE}**\n\n"
         "&lt;img src=https://x/t.png>\n"
         "\\## ✅ chart-review: no findings\n"

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import checks
+from bot.app.inline import InlineComment, InlinePlan, PostedComment, inline_comments, inline_plan
 from bot.app.publish import (
     MAX_ANNOTATION_TITLE,
     MAX_COMMENT_CHARS,
     MAX_OUTPUT_CHARS,
     SUMMARY_MARKER,
     CheckRunOutput,
-    InlineComment,
     check_run_outputs,
     failed_output,
     fit,
-    inline_comments,
     summary_comment,
 )
 from bot.engine.markdown import Section
@@ -219,19 +219,24 @@ CHANGED = {VALUES: frozenset({3, 4}), "charts/web/Chart.yaml": frozenset({5})}
 
 def test_inline_comments_only_on_changed_lines() -> None:
     rep = report(
-        finding(path=VALUES, line=3, profile="eks", subject="Deployment/web"),
+        finding(path=VALUES, line=3, profile="eks", subject="Deployment/web", rule="downgrade"),
         finding(severity=Severity.WARNING, title="outside", path=VALUES, line=40),
         finding(severity=Severity.NOTICE, title="no line", path=VALUES),
         finding(title="other file", path="charts/web/templates/x.yaml", line=3),
+        finding(severity=Severity.NOTICE, title="a notice", path=VALUES, line=4),
     )
-    assert inline_comments(rep, CHANGED, already=[]) == [
+    assert inline_comments(rep, CHANGED, posted=[]) == [
         InlineComment(
             VALUES,
             3,
-            "❌ **QoS drops to BestEffort**\n\nthe limits went away\n\n"
-            "<sub>profile `eks`, `Deployment/web`</sub>",
+            "<!-- chart-review:inline qos/downgrade -->\n❌ **QoS drops to BestEffort**\n\n"
+            "the limits went away\n\n<sub>profile `eks`, `Deployment/web`</sub>",
         )
     ]
+
+
+def posted(comments: Sequence[InlineComment], start: int = 1) -> list[PostedComment]:
+    return [PostedComment(start + i, c.path, c.line, c.body) for i, c in enumerate(comments)]
 
 
 def test_inline_comments_dedupe_within_the_report_and_against_posted() -> None:
@@ -240,12 +245,34 @@ def test_inline_comments_dedupe_within_the_report_and_against_posted() -> None:
         severity=Severity.WARNING, title="chart bump", path="charts/web/Chart.yaml", line=5
     )
     rep = report(same, same, other)
-    first = inline_comments(rep, CHANGED, already=[])
+    first = inline_comments(rep, CHANGED, posted=[])
     assert [(c.path, c.line) for c in first] == [(VALUES, 4), ("charts/web/Chart.yaml", 5)]
+    assert inline_comments(rep, CHANGED, posted=posted(first[:1])) == first[1:]
+    assert inline_plan(rep, CHANGED, posted(first)) == InlinePlan((), ())
 
-    posted = [(c.path, c.line, c.body) for c in first[:1]]
-    assert inline_comments(rep, CHANGED, already=posted) == first[1:]
-    assert inline_comments(rep, CHANGED, already=[(c.path, c.line, c.body) for c in first]) == []
+
+def test_one_comment_per_line_and_rule_lists_every_profile() -> None:
+    """Issue 40: the same downgrade on two profiles from one values line is one comment."""
+    eks, aks = (
+        finding(path=VALUES, line=3, rule="downgrade", profile=p, subject="Deployment/web")
+        for p in ("eks", "aks")
+    )
+    lint = finding("lint", Severity.WARNING, "lint says", path=VALUES, line=3, rule="warning")
+    [qos, linted] = inline_comments(report(eks, aks, lint), CHANGED, posted=[])
+    assert (qos.path, qos.line) == (linted.path, linted.line) == (VALUES, 3)
+    assert qos.body.startswith("<!-- chart-review:inline qos/downgrade -->\n")
+    assert qos.body.endswith("<sub>profile `eks, aks`, `Deployment/web`</sub>")
+    assert linted.body.startswith("<!-- chart-review:inline lint/warning -->\n")
+
+
+def test_a_re_run_edits_the_comment_of_its_line_and_rule_never_posts_it_again() -> None:
+    before = finding(path=VALUES, line=3, rule="downgrade", profile="eks")
+    [comment] = inline_comments(report(before), CHANGED, posted=[])
+    now = replace(before, message="the limits went away, and the requests")
+    plan = inline_plan(report(now), CHANGED, posted([comment], start=77))
+    assert plan.new == ()
+    [(comment_id, body)] = plan.edits
+    assert comment_id == 77 and "and the requests" in body
 
 
 def test_findings_already_at_base_are_folded_in_the_comment_and_the_check_run() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.app.github.app import AppCredentials, GitHubApp, RepoClient
-from bot.app.publish import InlineComment, inline_body, inline_comments, suggestion_block
+from bot.app.inline import InlineComment, inline_body, inline_comments, suggestion_block
 from bot.engine.report import Finding, Report, Severity
 from bot.engine.suggestion import Suggestion, with_suggestion
 from tests.support.fakegithub import ChangedFile, FakeGitHub
@@ -35,13 +35,16 @@ def test_a_multi_line_suggestion_spans_its_lines_and_ends_the_body() -> None:
     f = with_suggestion(TAKEN, BOTH)
     [comment] = inline_comments(report(f), {CHART_YAML: frozenset({3, 4})}, [])
     block = '```suggestion\nversion: 1.2.0\nappVersion: "1.2.0"\n```'
-    assert comment == InlineComment(CHART_YAML, 4, f"{inline_body(f)}\n\n{block}", start_line=3)
+    marker = "<!-- chart-review:inline version/taken-by-develop -->\n"
+    body = f"{marker}{inline_body(f)}\n\n{block}"
+    assert comment == InlineComment(CHART_YAML, 4, body, start_line=3)
 
 
 def test_a_suggestion_reaching_a_line_outside_the_diff_is_a_plain_comment() -> None:
     f = with_suggestion(TAKEN, BOTH)  # appVersion (line 4) is not the PR's line
     [comment] = inline_comments(report(f), {CHART_YAML: frozenset({3})}, [])
-    assert comment == InlineComment(CHART_YAML, 3, inline_body(f))
+    marker = "<!-- chart-review:inline version/taken-by-develop -->\n"
+    assert comment == InlineComment(CHART_YAML, 3, marker + inline_body(f))
 
 
 def test_a_deleting_suggestion_is_an_empty_block_on_one_line() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.report import Finding, Severity
+from bot.engine.report import Finding, Origin, Severity
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 JM = "Deployment/default/release-jobs-manager"
@@ -77,6 +77,12 @@ def test_a_probe_on_a_port_name_no_container_declares_fails(tmp_path: Path) -> N
             subject=JM,
             path=TEMPLATE,
             line=line_of(head, TEMPLATE, "readinessProbe:"),
+            origin=Origin(
+                TEMPLATE,
+                line_of(head, TEMPLATE, "readinessProbe:"),
+                JM,
+                ("containers", 1, "readinessProbe", "httpGet", "port"),
+            ),
             data={
                 "container": "jobs-manager",
                 "detail": "readiness port web",

@@ -124,7 +124,8 @@ def test_new_malformed_quantity_is_a_failure_naming_container_and_field() -> Non
         "not a Kubernetes quantity (unknown suffix 'cores'; expected a number with an optional "
         "suffix such as 250m, 0.5, 16Mi, 1Gi, 1G or 1e3); the API server will reject the pod."
     )
-    assert (finding.path, finding.line) == (T, 8)
+    # The line that writes the bad quantity, not the container's first line (issue 40).
+    assert (finding.path, finding.line) == (T, 9)
 
 
 def test_malformed_quantity_already_at_base_is_a_notice() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.report import Finding, Severity
+from bot.engine.report import Finding, Origin, Severity
 from checks.qos.check import chart_data, explain, run
 from checks.qos.section import section
 from tests.support.qos import CHART, context, docs, failed, render_chart, rendered, write_chart
@@ -97,7 +97,8 @@ def test_init_container_without_resources_downgrades_the_equalised_profile(
     ctx = context(
         scenario["base"], scenario["head"], scenario["base_files"], scenario["head_files"]
     )
-    line = scenario["head_files"][TEMPLATE].splitlines().index("        - name: wait-for-mysql") + 1
+    # The init container's `resources:` line (issue 40: the line that writes the field).
+    line = scenario["head_files"][TEMPLATE].splitlines().index("          resources:") + 1
     assert run(ctx) == [
         Finding(
             check="qos",
@@ -114,6 +115,7 @@ def test_init_container_without_resources_downgrades_the_equalised_profile(
             subject=KEY,
             path=TEMPLATE,
             line=line,
+            origin=Origin(TEMPLATE, line, KEY, ("initContainers", 0, "resources")),
             data={
                 "base": "Guaranteed",
                 "head": "Burstable",
@@ -145,7 +147,7 @@ def test_init_container_without_resources_downgrades_the_equalised_profile(
             },
         )
     ]
-    assert line == 15
+    assert line == 19
 
 
 def test_init_container_with_equal_resources_changes_nothing(scenario: dict[str, Any]) -> None:

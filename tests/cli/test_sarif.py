@@ -12,14 +12,16 @@ import pytest
 
 from bot import __version__
 from bot.cli.main import main
-from bot.cli.sarif import FINGERPRINT_KEY, to_sarif
-from bot.engine.report import Finding, Report, Severity
+from bot.cli.sarif import FINGERPRINT_KEY, MAX_RESULTS_PER_RUN, fingerprint, to_sarif
+from bot.engine.report import Finding, Origin, Report, Severity, ValuesLine
 from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.gitbuilder import GitBuilder
 from tests.support.paths import FIXTURES
+from tests.support.sarif_rules import ingestion_problems
 
 SCHEMA = json.loads((FIXTURES / "sarif" / "sarif-schema-2.1.0.json").read_text())
 BROKEN = "x: {{ .Values.a.b }}\n"
+MAX = MAX_RESULTS_PER_RUN
 
 
 @pytest.fixture
@@ -89,10 +91,12 @@ def test_a_finding_without_a_file_sits_on_its_charts_chart_yaml(
 ) -> None:
     result = by_rule(sarif_of(repo, "broken", tmp_path))["render/not-reviewed"]
     assert result["level"] == "warning"
+    # Code scanning places no result without a start line: the chart's first, for the chart.
     assert result["locations"] == [
         {
             "physicalLocation": {
-                "artifactLocation": {"uri": "app/Chart.yaml", "uriBaseId": "%SRCROOT%"}
+                "artifactLocation": {"uri": "app/Chart.yaml", "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": 1},
             }
         }
     ]
@@ -162,3 +166,95 @@ def test_the_fingerprint_ignores_line_and_message_but_not_the_subject() -> None:
         )["runs"][0]["results"]
     ]
     assert prints[0] == prints[1] != prints[2]
+
+
+def test_every_result_meets_github_code_scannings_ingestion_rules(
+    repo: GitBuilder, tmp_path: Path
+) -> None:
+    """Issue 40, item 4: a start line on every result, distinct fingerprints, an
+    automationDetails id, and GitHub's limits, on a real review's upload."""
+    log = sarif_of(repo, "broken", tmp_path)
+    validate(log)
+    assert ingestion_problems(log) == []
+    assert log["runs"][0]["automationDetails"] == {"id": "chart-review/review/"}
+
+
+def test_the_category_follows_the_scope_asked_for(repo: GitBuilder, tmp_path: Path) -> None:
+    out = tmp_path / "scoped.sarif"
+    args = ["review", "--repo", str(repo.path), "--base", "develop", "--head", "broken"]
+    main([*args, "--no-open-prs", "--chart", "app", "--format", "sarif", "--output", str(out)])
+    log = json.loads(out.read_text())
+    assert log["runs"][0]["automationDetails"] == {"id": "chart-review/chart=app/"}
+    assert ingestion_problems(log) == []
+
+
+PROBES = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+          ports: [{name: http, containerPort: 8080}]
+          readinessProbe: {httpGet: {path: /ready, port: web}}
+          livenessProbe: {httpGet: {path: /live, port: web}}
+"""
+
+
+def test_a_liveness_and_a_readiness_finding_on_one_container_have_their_own_fingerprints(
+    repo: GitBuilder, tmp_path: Path
+) -> None:
+    repo.checkout("develop").branch("probes").write("app/templates/web.yaml", PROBES)
+    repo.commit("probes on a port nobody declares")
+    log = sarif_of(repo, "probes", tmp_path, "probes")
+    ports = [r for r in log["runs"][0]["results"] if r["ruleId"] == "probes/probe-port"]
+    assert len(ports) == 2
+    assert len({r["partialFingerprints"][FINGERPRINT_KEY] for r in ports}) == 2
+    assert ingestion_problems(log) == []
+
+
+def test_a_finding_moved_to_its_values_line_keeps_its_fingerprint() -> None:
+    """The fingerprint is the rendered origin's: an alert does not churn when provenance moves
+    the finding from its template line to the values line that set it."""
+    origin = Origin("c/templates/d.yaml", 22, "Deployment/d/x", ("containers", 0, "resources"))
+    on_template = finding(
+        rule="downgrade",
+        chart="c",
+        subject="Deployment/d/x",
+        path=origin.path,
+        line=22,
+        origin=origin,
+    )
+    values = ValuesLine("c/values.yaml", 5, "resources", "resources: {}")
+    on_values = replace(
+        on_template, path=values.path, line=values.line, origin=replace(origin, values=values)
+    )
+    assert fingerprint(on_template) == fingerprint(on_values)
+    assert fingerprint(on_template) != fingerprint(
+        replace(on_template, origin=replace(origin, field=("containers", 1, "resources")))
+    )
+
+
+def test_a_chart_level_finding_sits_on_the_chart_yaml_line_it_concerns() -> None:
+    chart_yaml = "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n  - name: redis\n"
+    dep = finding(rule="not-reviewed", chart="c", data={"dependency": "redis"})
+    other = finding(rule="added", chart="c")
+    log = to_sarif(report(dep, other), {}, {"c/Chart.yaml": chart_yaml}.get)
+    lines = [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]
+        for r in log["runs"][0]["results"]
+    ]
+    assert lines == [5, 1]
+    assert ingestion_problems(log) == []
+
+
+def test_an_upload_over_githubs_result_cap_keeps_the_most_severe() -> None:
+    many = [finding(rule="port", chart="c", subject=f"Pod/d/p{n}") for n in range(MAX + 3)]
+    log = to_sarif(report(finding(severity=Severity.FAILURE, rule="x", chart="c"), *many), {})
+    run = log["runs"][0]
+    assert len(run["results"]) == MAX and run["results"][0]["level"] == "error"
+    assert run["properties"]["left_out"] == 4

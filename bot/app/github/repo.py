@@ -18,7 +18,8 @@ from github.NamedUser import NamedUser
 from github.PullRequest import PullRequest
 
 from bot.app.github import checks as github_checks
-from bot.app.publish import SUMMARY_MARKER, CheckRunOutput, InlineComment
+from bot.app.inline import InlineComment, PostedComment
+from bot.app.publish import SUMMARY_MARKER, CheckRunOutput
 from bot.engine.context import OpenPR
 
 T = TypeVar("T")
@@ -272,16 +273,20 @@ class RepoClient:
             "POST", f"/issues/comments/{comment_id}/reactions", input={"content": content}
         )
 
-    def bot_review_comments(self, number: int) -> list[tuple[str, int, str]]:
+    def bot_review_comments(self, number: int) -> list[PostedComment]:
         pr = self._repo.get_pull(number)
         login = self._bot_login()
         found = self._call(lambda: list(pr.get_review_comments()))
         # An outdated comment has no current line; its original line is what was posted.
         return [
-            (c.path, c.line if c.line is not None else c.original_line, c.body)
+            PostedComment(c.id, c.path, c.line if c.line is not None else c.original_line, c.body)
             for c in found
             if c.user.login == login
         ]
+
+    def edit_review_comment(self, comment_id: int, body: str) -> None:
+        """A comment posted by an earlier review of the PR, given this review's words."""
+        self._request("PATCH", f"/pulls/comments/{comment_id}", input={"body": body})
 
     def post_review(
         self, number: int, head_sha: str, comments: Sequence[InlineComment], body: str

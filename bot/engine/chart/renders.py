@@ -103,6 +103,10 @@ class RenderSettings:
     # Parse only these templates' objects (repository paths): other open PRs' renders, of which
     # the duplicates check reads only the objects this PR changed (bot/engine/other_renders.py).
     parse_only: frozenset[str] | None = None
+    # Validate values against the charts' `values.schema.json`. Off only for the render that marks
+    # values to see where they land (bot/engine/provenance.py): a marker is no value a schema's
+    # enum or pattern admits, and that render's objects are read for nothing else.
+    schemas: bool = True
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,8 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
         unvalidated[side] = {
             p: why for c in charts for p, why in unsafe_schemas(tree, c.directory).items()
         }
+        if not settings.schemas:
+            unvalidated[side].update(dict.fromkeys(schema_files(tree, charts), "not validated"))
         fetched = fetch_dependencies(tree, charts, settings.fetch)
         if isinstance(fetched, RenderError):
             sides[side] = {n: Rendered(n, error=fetched) for n in profiles}
@@ -545,6 +551,16 @@ def helm_reads(tree: GitTree, chart_dir: str) -> list[str]:
     if not rules:
         return list(paths)
     return [p for p in paths if not ignored(p[len(prefix) :], rules)]
+
+
+def schema_files(tree: GitTree, charts: Sequence[LocalChart]) -> list[str]:
+    """Every `values.schema.json` Helm would read in the charts (subcharts' included)."""
+    return [
+        p
+        for c in charts
+        for p in helm_reads(tree, c.directory)
+        if p.rsplit("/", 1)[-1] == SCHEMA_FILE
+    ]
 
 
 def _unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 import string
 
+from bot.codespans import BacktickRuns
+
 # Shown as `\u202e`: C0/C1 controls (not tab or newline), the line and paragraph separators, and the
 # bidi embeddings, overrides, isolates and marks that reorder the text around them on screen.
 _HIDDEN_RE = re.compile(
@@ -34,8 +36,12 @@ _ALNUM = frozenset(string.ascii_letters + string.digits)
 # underline (`===`, `---`) or table delimiter row (`|---|`), a `~~~` fence that would swallow all
 # that follows; also behind indentation, `>` or a list marker, where it still renders (a heading in
 # a quote or a list item). A backslash before its first character makes each plain text.
-_CONTAINERS = r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*"
-_BLOCK_RE = re.compile(rf"^({_CONTAINERS})(?=#{{1,6}}(?:[ \t]|$)|[-=|:][-=|: \t]*$|~{{3}})")
+# The containers are read one by one and each place after them tried, the longest first: a pattern
+# with a lookahead reading to the line's end from each of them was quadratic (`- - - … x`).
+_ORDERED_ITEM_RE = re.compile(r"\d{1,9}[.)](?=[ \t])")
+_ATX_START_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
+_UNDERLINE = frozenset("-=|:")  # a setext underline or table delimiter row: these, spaces, tabs
+_UNDERLINE_TAIL = frozenset("-=|: \t")
 
 
 def _show_hidden(text: str) -> str:
@@ -47,18 +53,6 @@ def _run_end(text: str, start: int) -> int:
     while end < len(text) and text[end] == "`":
         end += 1
     return end
-
-
-def _closing_run(text: str, start: int, length: int) -> int | None:
-    """Where the backtick run that closes a code span opened by a run of `length` begins: the next
-    run of exactly that length (CommonMark), or None when there is none on this line."""
-    at = text.find("`", start)
-    while at != -1:
-        end = _run_end(text, at)
-        if end - at == length:
-            return at
-        at = text.find("`", end)
-    return None
 
 
 def _char(text: str, i: int) -> str:
@@ -81,6 +75,7 @@ def _neutral_line(text: str) -> str:
     the rest neutralised. A backtick run with no partner on the line is escaped, so that GitHub
     cannot pair it with one on another line and take our neutralised text for code or the reverse."""
     out = []
+    runs = BacktickRuns(text)  # a partner found by its length, not by reading every run after
     i = 0
     while i < len(text):
         ch = text[i]
@@ -91,7 +86,7 @@ def _neutral_line(text: str) -> str:
             i += 2
         elif ch == "`":
             end = _run_end(text, i)
-            close = _closing_run(text, end, end - i)
+            close = runs.closing(end, end - i)
             if close is None:
                 out.append("\\`" * (end - i))
                 i = end
@@ -105,7 +100,33 @@ def _neutral_line(text: str) -> str:
 
 
 def _block_safe(text: str) -> str:
-    return _BLOCK_RE.sub(r"\1\\", text)
+    """A line with a backslash before the block syntax it would start, behind its containers."""
+    at = _block_start(text)
+    return text if at is None else f"{text[:at]}\\{text[at:]}"
+
+
+def _block_start(text: str) -> int | None:
+    """Where, after the longest run of containers (spaces, `>`, list markers) that is followed by
+    one, the line starts an ATX heading, a setext underline or delimiter row, or a `~~~` fence."""
+    places = [0]
+    at = 0
+    while at < len(text):
+        ch = text[at]
+        if ch in " \t>" or (ch in "-*+" and text[at + 1 : at + 2] in (" ", "\t")):
+            at += 1
+        elif (item := _ORDERED_ITEM_RE.match(text, at)) is not None:
+            at = item.end()
+        else:
+            break
+        places.append(at)
+    tail = len(text)  # where the line's last run of underline characters starts
+    while tail > 0 and text[tail - 1] in _UNDERLINE_TAIL:
+        tail -= 1
+    for at in reversed(places):
+        underline = at >= tail and at < len(text) and text[at] in _UNDERLINE
+        if underline or _ATX_START_RE.match(text, at) or text.startswith("~~~", at):
+            return at
+    return None
 
 
 def prose(text: str) -> str:

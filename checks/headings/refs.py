@@ -32,7 +32,9 @@ QUALIFIED_RE = re.compile(rf"(?<![\w./-])([A-Za-z0-9-]+/[\w.-]+):({_PATH})(?![\w
 # A repository path or a basename, ending in a letter-led extension (`values.yaml`, not `1.2.3`).
 PATH_RE = re.compile(rf"(?<![\w./:@-])({_PATH})(?![\w/-])")
 
-QUOTED_RE = re.compile(r'"([^"\n]+)"|“([^”\n]+)”|`([^`\n]+)`|(?<!\w)\'([^\'\n]+)\'(?!\w)')
+# Each quote reads on to the next mark that can close it and no further: a curly quote holds no
+# other opening curly quote, so a line of `“` is read once, not from each of them to its end.
+QUOTED_RE = re.compile(r'"([^"\n]+)"|“([^“”\n]+)”|`([^`\n]+)`|(?<!\w)\'([^\'\n]+)\'(?!\w)')
 # Bare ALL-CAPS prose: tokens of capitals, digits and joiners, never glued to a lower-case letter.
 BARE_RE = re.compile(r"(?<![\w`'\"“-])(?:[A-Z0-9][A-Z0-9'’/&-]*+(?![a-z_])[ \t]*)+")
 # A Markdown heading is quoted by any case when the words say it is a section: `FILE § Title`,

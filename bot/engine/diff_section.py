@@ -23,6 +23,7 @@ from bot.engine.rendered_diff import (
     chart_diff,
 )
 from bot.engine.report import Report
+from bot.textlines import git_lines, line_count
 
 HEADING = "### Rendered diff"
 # GitHub renders markdown inside <details> only after a blank line that ends the HTML block.
@@ -125,7 +126,7 @@ def _group_markdown(group: Group, cap: int) -> str:
         return SAID[group.status].format(profiles=names, note=group.note)
     if cap <= 0:
         return LEFT_OUT.format(profiles=names)
-    lines = group.text.splitlines()
+    lines = git_lines(group.text)
     shown = lines[:cap] + ([CUT_LINE] if len(lines) > cap else [])
     title = SAME.format(profiles=names) if len(group.profiles) > 1 else f"{names}:"
     return f"{title}\n\n{fenced(NEWLINE.join(shown))}"
@@ -151,7 +152,7 @@ def _plural(n: int, noun: str) -> str:
 
 
 def _line_count(text: str) -> int:
-    return len(text.splitlines())
+    return line_count(text)
 
 
 # -- plain text -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from bot.errors import ChartReviewError
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.textlines import git_lines
 
 # Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
 # another's YAML is parsed; the sandbox keeps one render process per worker.
@@ -153,7 +154,7 @@ def _archive_line(archive: bytes, name: str, pattern: re.Pattern[str]) -> int | 
             text = member.read().decode(errors="replace") if member is not None else ""
     except (tarfile.TarError, KeyError, OSError):
         return None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(git_lines(text), start=1):
         if pattern.match(line):
             return number
     return None

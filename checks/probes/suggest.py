@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding
+from bot.textlines import git_lines
 from checks.kit.containers import pod_containers
 from checks.kit.suggest import propose, scalar, with_value
 from checks.kit.template_lines import block_line, key_pattern
@@ -27,7 +28,7 @@ def suggest(ctx: ChartContext, f: Finding) -> Finding:
     line = block_line(source, f.line, key_pattern("port"))
     if name is None or source is None or line is None:
         return f
-    text = source.splitlines()[line - 1]
+    text = git_lines(source)[line - 1]
     changed = with_value(text, "port", name) if scalar(text, "port") == port else None
     return f if changed is None else propose(f, ctx, line, line, [changed])
 

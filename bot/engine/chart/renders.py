@@ -43,6 +43,7 @@ from bot.lru import BoundedCache
 from bot.render.base import RENDER_WORKERS, Renderer
 from bot.render.cache import RenderCache
 from bot.render.lint import can_lint
+from bot.textlines import git_lines
 
 SIDES = ("base", "head")
 # Vendored subchart archives by blob id → why one must be refused (None: safe), read once.
@@ -579,7 +580,7 @@ class _Archiver:
         # Helm's own directory loader skips what .helmignore names, and `helm dependency build`
         # packages each dependency so, by its own: an archive must be built so.
         prefix = dir_prefix(chart.directory)
-        rules = parse_rules((self.tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
+        rules = parse_rules(git_lines(self.tree.text(f"{prefix}{HELMIGNORE}") or ""))
         left_out = frozenset(p[len(prefix) :] for p in self.left_out if p.startswith(prefix))
         return Layer(
             chart.directory,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.engine.markdown_safe import _show_hidden, code
+from bot.engine.markdown_safe import _show_hidden, code, no_workflow_command, one_line
 from bot.engine.rendered_diff import (
     ADDED,
     CHANGED,
@@ -141,7 +141,7 @@ def fenced(text: str) -> str:
     """PR-derived text as a fenced block that shows it literally: the fence is longer than any
     backtick run inside (CommonMark closes a fence on a run at least as long), and hidden or
     reordering characters are shown, as nothing inside a fence renders but they still would."""
-    text = _show_hidden(text)
+    text = _no_commands(_show_hidden(text))
     longest = max((len(m) for m in re.findall("`+", text)), default=0)
     fence = "`" * max(MIN_FENCE, longest + 1)
     return f"{fence}{FENCE_INFO}\n{text}\n{fence}"
@@ -163,14 +163,19 @@ def diff_plain(report: Report) -> str:
     chart and its profiles; a chart or profile without change is its one `#` line."""
     out = []
     for d in report_diffs(report):
+        chart = one_line(d.chart)
         if not d.changed:
-            out.append(f"# {NO_CHANGE_CHART.format(chart=d.chart)}\n")
+            out.append(f"# {NO_CHANGE_CHART.format(chart=chart)}\n")
             continue
         for g in groups(d):
-            names = ", ".join(g.profiles)
+            names = ", ".join(map(one_line, g.profiles))
             if g.status != CHANGED:
-                out.append(f"# {d.chart}: {SAID[g.status].format(profiles=names, note=g.note)}\n")
+                out.append(f"# {chart}: {SAID[g.status].format(profiles=names, note=g.note)}\n")
             else:
                 title = SAME.format(profiles=names) if len(g.profiles) > 1 else names
-                out.append(f"# {d.chart}: {title}\n{g.text}")
+                out.append(f"# {chart}: {title}\n{_no_commands(g.text)}")
     return "".join(out)
+
+
+def _no_commands(text: str) -> str:
+    return "\n".join(map(no_workflow_command, text.split("\n")))

@@ -42,6 +42,12 @@ _ORDERED_ITEM_RE = re.compile(r"\d{1,9}[.)](?=[ \t])")
 _ATX_START_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
 _UNDERLINE = frozenset("-=|:")  # a setext underline or table delimiter row: these, spaces, tabs
 _UNDERLINE_TAIL = frozenset("-=|: \t")
+# GitHub Actions reads a line of a step's output as a workflow command when it starts with `::`
+# after its leading spaces (`::warning::…` makes an annotation, `::stop-commands::` mutes the rest),
+# or holds `##[` anywhere (the runner's older form). A zero-width space, which renders as nothing
+# and is no space to the runner, goes before each.
+_ZWSP = "\u200b"
+_LEGACY_COMMAND = "##["
 
 
 def _show_hidden(text: str) -> str:
@@ -129,10 +135,22 @@ def _block_start(text: str) -> int | None:
     return None
 
 
+def no_workflow_command(line: str) -> str:
+    """One line of output that the GitHub Actions runner reads as text, not as a command."""
+    if _LEGACY_COMMAND in line:
+        line = line.replace(_LEGACY_COMMAND, "##" + _ZWSP + "[")
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        at = len(line) - len(stripped)
+        line = line[:at] + _ZWSP + line[at:]
+    return line
+
+
 def prose(text: str) -> str:
-    """PR text as running markdown; its line breaks stay, but no line can start a block of its own."""
+    """PR text as running markdown; its line breaks stay, but no line can start a block of its own
+    or be read as a workflow command."""
     lines = _show_hidden(text).split("\n")
-    return "\n".join(_neutral_line(_block_safe(x)) for x in lines)
+    return "\n".join(no_workflow_command(_neutral_line(_block_safe(x))) for x in lines)
 
 
 def inline(text: str) -> str:
@@ -157,6 +175,12 @@ def code(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip() != "")
     return f"{fence} {text} {fence}" if pad else f"{fence}{text}{fence}"
+
+
+def one_line(text: str) -> str:
+    """A name on one line of plain text (not markdown): hidden characters and line breaks shown as
+    `\\uXXXX`, so that the name cannot end the line or start a workflow command."""
+    return no_workflow_command(_show_hidden(text).replace("\n", "\\u000a"))
 
 
 def cell_code(text: str) -> str:

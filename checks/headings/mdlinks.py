@@ -17,11 +17,12 @@ from checks.headings.text import MARKDOWN_SUFFIXES, fenced_lines, is_markdown
 REFERENCE_DEF_RE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
 # CommonMark's autolink holds no `<`: a `<` is never read past, whatever follows it.
 AUTOLINK_RE = re.compile(r"<(https?://[^<>\s]+)>")
-# A blob URL, its `#anchor` optional: a URL without one is read to the end of its path once, where
-# a pattern requiring the anchor was tried again at every URL inside that path (quadratic).
+# A blob URL, its query and `#anchor` optional: a URL without an anchor is read to the end of its
+# path and query once, where a pattern requiring the anchor was tried again at every URL inside them
+# (quadratic).
 BLOB_URL_RE = re.compile(
     r"https://github\.com/([A-Za-z0-9-]+/[\w.-]+)/blob/([^/\s#?]+)/([^\s#?)\]>\"'`]++)"
-    r"(?:(?:\?[^\s#)\]>\"'`]*+)?#([^\s)\]>\"'`]++))?"
+    r"(?:\?[^\s#)\]>\"'`]*+)?(?:#([^\s)\]>\"'`]++))?"
 )
 _MD = "|".join(re.escape(s[1:]) for s in MARKDOWN_SUFFIXES)
 BARE_RE = re.compile(
@@ -74,14 +75,15 @@ def _line_links(path: str | None, line: str, number: int | None) -> list[AnchorL
         return found
     line = BLOB_URL_RE.sub(lambda m: m.group() if m.group(4) is None else " ", line)
     markdown = is_markdown(path)
-    dests = [link.destination for link in inline_links(line)] if markdown else []
+    links = inline_links(line)
+    dests = [link.destination for link in links] if markdown else []
     dests += [m.group(1) for m in REFERENCE_DEF_RE.finditer(line)] if markdown else []
     for dest in dests:
         link = _relative(path, dest, number)
         if link is not None:
             found.append(link)
     rest = AUTOLINK_RE.sub(" ", line)
-    rest = blank_links(rest, inline_links(rest))
+    rest = blank_links(rest, links if rest == line else inline_links(rest))
     rest = REFERENCE_DEF_RE.sub(" ", rest) if markdown else rest
     for m in BARE_RE.finditer(rest):
         anchor = unquote(m.group(2)).rstrip(".")

@@ -36,7 +36,9 @@ PATH_RE = re.compile(rf"(?<![\w./:@-])({_PATH})(?![\w/-])")
 # other opening curly quote, so a line of `“` is read once, not from each of them to its end.
 QUOTED_RE = re.compile(r'"([^"\n]+)"|“([^“”\n]+)”|`([^`\n]+)`|(?<!\w)\'([^\'\n]+)\'(?!\w)')
 # Bare ALL-CAPS prose: tokens of capitals, digits and joiners, never glued to a lower-case letter.
-BARE_RE = re.compile(r"(?<![\w`'\"“-])(?:[A-Z0-9][A-Z0-9'’/&-]*+(?![a-z_])[ \t]*)+")
+# Possessive throughout: nothing follows that could want a token back, and a run of a megabyte of
+# capitals is then read without the engine keeping a way back through each of its tokens.
+BARE_RE = re.compile(r"(?<![\w`'\"“-])(?:[A-Z0-9][A-Z0-9'’/&-]*+(?![a-z_])[ \t]*+)++")
 # A Markdown heading is quoted by any case when the words say it is a section: `FILE § Title`,
 # `the "Title" section of FILE`.
 SECTION_SIGN_RE = re.compile(r"§[ \t]*([^\s\"“`][^\n.,;:()\"”`]*)")

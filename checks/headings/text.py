@@ -85,11 +85,20 @@ def atx_text(line: str) -> str | None:
     opened = ATX_OPEN_RE.match(line)
     if opened is None:
         return None
-    title = line[opened.end() :].strip(" \t")
-    closed = title.rstrip("#")
-    if closed != title and closed and closed[-1] in " \t":
-        title = closed.rstrip(" \t")
-    return title
+    start, end = opened.end(), _before_run(line, len(line), " \t")
+    while start < end and line[start] in " \t":
+        start += 1
+    hashes = _before_run(line, end, "#")
+    if start < hashes < end and line[hashes - 1] in " \t":
+        end = _before_run(line, hashes, " \t")
+    return line[start:end]
+
+
+def _before_run(text: str, end: int, chars: str) -> int:
+    """Where the run of `chars` that ends at `end` starts (the line is cut once, at the end)."""
+    while end > 0 and text[end - 1] in chars:
+        end -= 1
+    return end
 
 
 def is_markdown(path: str) -> bool:

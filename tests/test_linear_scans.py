@@ -44,6 +44,7 @@ from checks.duplicates import keywords
 from checks.duplicates.keywords import _CLOSING, _FENCE, _HTML_COMMENT, closing_issues
 from checks.headings import inline_links as inline_links_module
 from checks.headings.files import heading_pattern
+from checks.headings.filetext import FileText
 from checks.headings.forms import (
     _NEXT_WORD_RE,
     _PIECE_RE,
@@ -85,6 +86,7 @@ from checks.headings.refs import (
     SENTENCE_END_RE,
     SIDE_RE,
     _parse_unit,
+    references,
 )
 from checks.headings.refs import BARE_RE as REFS_BARE_RE
 from checks.headings.refs import BLOB_URL_RE as REFS_BLOB_URL_RE
@@ -129,7 +131,7 @@ from checks.headings.text import (
     lines_stand_alone,
     markdown_heading_lines,
 )
-from checks.headings.units import TABLE_DELIMITER_RE, _cut, prose_units
+from checks.headings.units import TABLE_DELIMITER_RE, _cut, file_units, prose_units
 from checks.kit import template_lines
 from checks.kit.template_lines import _DASH, NAME_RE
 
@@ -216,6 +218,18 @@ def _ats_spaces(size: int) -> str:
 def _list_markers(size: int) -> str:
     """`- - - … x`: containers all the way, then no block syntax."""
     return "- " * (size // 2 - 1) + "x"
+
+
+def _quoting_paragraph(size: int) -> str:
+    """A paragraph of lines quoting a heading, the one file named at its end: every quote pairs
+    with it, in one sentence."""
+    line = "see “ALPHA BETA GAMMA” and the words around it\n"
+    return line * (size // len(line)) + "in a.yaml\n"
+
+
+def _references(text: str) -> None:
+    for unit in file_units(FileText("docs/a.md", text)):
+        references(unit, lambda f: True)
 
 
 def _spaced_name(size: int) -> str:
@@ -311,6 +325,7 @@ SCANS: list[Scan] = [
     finditer(_PIECE_RE, " a", "a", " "),
     scan("_parse_unit", lambda t: _parse_unit((t,), 1, True), "“ALPHA BETA” (a.yaml) ", "“"),
     scan("_parse_unit (bare)", lambda t: _parse_unit((t,), 1, True), "AB CD EF GH ", "§ ", '"A'),
+    scan("references", uncached(_references), _quoting_paragraph, "“ALPHA BETA” (see a.yaml) "),
     scan("heading_pattern", heading_pattern(["ALPHA BETA GAMMA DELTA"]).finditer, "ALPHA "),
     # checks/headings/index.py and units.py
     finditer(FRAGMENT_RE, "#", "#a", "#-", "a"),

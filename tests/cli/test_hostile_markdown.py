@@ -96,3 +96,22 @@ def test_the_worst_line_costs_what_an_ordinary_one_does(tmp_path: Path, unit: st
     assert crashed == []
     print(unit, seconds / ordinary)
     assert seconds < TIMES * ordinary, f"{seconds:.2f} s against {ordinary:.2f} s"
+
+
+def test_a_line_past_the_cap_is_read_to_it_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    g = (
+        GitBuilder(tmp_path / "repo")
+        .write("docs/guide.md", "# Guide\n")
+        .commit("docs")
+        .branch("pr")
+    )
+    near, far = "[near](guide.md#no-such-near)", "[far](guide.md#no-such-far)"
+    line = near + " " + "word " * (LINE // 5) + far
+    g.write("docs/guide.md", f"# Guide\n\n{line}\n").commit("a long line")
+    args = ["review", "--repo", str(g.path), "--base", "develop", "--head", "pr", "--no-open-prs"]
+    main([*args, "--explain"])
+    out = capsys.readouterr().out
+    assert "#no-such-near" in out and "#no-such-far" not in out  # read to the cap, no further
+    assert f"docs/guide.md line 3: read to its first {LINE:,} characters only" in out

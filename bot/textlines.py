@@ -79,18 +79,16 @@ def line_at(text: str, offset: int) -> int:
 
 def git_line(text: str, yaml_line: int) -> int:
     """The 1-based git line of the 0-based line `yaml_line` that a YAML mark (PyYAML's, libyaml's)
-    names in `text`; a mark at the end of a text ending in a line break (where a parser reports
-    the stream's end) is on its last line."""
+    names in `text` (the stream's end, after a final line break, is the line after the last, as
+    the parsers say)."""
     if not any(c in text for c in _YAML_BREAKS):
-        line = yaml_line + 1
-    else:
-        at = 0
-        for number, found in enumerate(_YAML_BREAK_RE.finditer(text), start=1):
-            if number > yaml_line:
-                break
-            at = found.end()
-        line = line_at(text, at)
-    return max(1, min(line, line_count(text)))
+        return yaml_line + 1
+    at = 0
+    for number, found in enumerate(_YAML_BREAK_RE.finditer(text), start=1):
+        if number > yaml_line:
+            break
+        at = found.end()
+    return line_at(text, at)
 
 
 _YAML_BREAK_RE = re.compile("\r\n|[\n\r\x85\u2028\u2029]")

@@ -98,11 +98,12 @@ def test_a_yaml_marks_line_is_mapped_to_gits(loader: type[yaml.SafeLoader], odd:
     assert git_lines(text)[git_line(text, mark.line) - 1] == "c: d: e"
 
 
-def test_a_mark_at_the_streams_end_is_on_the_last_line() -> None:
+def test_a_mark_at_the_streams_end_is_the_line_after_the_last_as_the_parser_says() -> None:
     text = 'a: "x\u2028y"\nb: [\n'
     with pytest.raises(yaml.YAMLError) as raised:
         yaml.safe_load(text)
-    assert git_line(text, raised.value.problem_mark.line) == 2  # type: ignore[attr-defined]
+    assert raised.value.problem_mark.line == 3  # type: ignore[attr-defined]
+    assert git_line(text, raised.value.problem_mark.line) == 3  # git's line 3: after `b: [`
 
 
 def test_a_line_longer_than_the_cap_is_cut_to_it_and_named() -> None:

@@ -6,6 +6,8 @@ characters, and checked where it stands."""
 
 from __future__ import annotations
 
+import re
+
 # Places holding the looked-for character without the token before the search goes back to
 # str.find: ~0.2 ms of false hits, about what one search costs the slow way (a Markdown list of
 # `*` looked through for `/*`).
@@ -30,3 +32,21 @@ def find_token(text: str, token: str, pos: int = 0, until: int | None = None) ->
 def holds_token(text: str, token: str) -> bool:
     """`token in text`, as find_token finds it."""
     return find_token(text, token) >= 0
+
+
+class Forward:
+    """Where `pattern` (one that matches a single character) next matches in `text`, at or after a
+    position: `len(text)` where it does not. Asked at positions that only grow, each stretch of the
+    text is searched once, however many asks fall in it (a scan that reads on to the next `)` from
+    each of a line's brackets reads the line once, not once per bracket)."""
+
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+        self._text, self._pattern = text, pattern
+        self._asked, self._found = 1, 0  # nothing asked yet
+
+    def at(self, pos: int) -> int:
+        if self._asked <= pos <= self._found:
+            return self._found
+        match = self._pattern.search(self._text, pos)
+        self._asked, self._found = pos, match.start() if match else len(self._text)
+        return self._found

@@ -262,7 +262,7 @@ def failed_output(name: str, reason: str) -> CheckRunOutput:
         conclusion=NEUTRAL,
         title="could not complete",
         summary=fit(
-            f"could not complete: {prose(reason)}; will retry on the next event", MAX_OUTPUT_CHARS
+            f"could not complete: {inline(reason)}; will retry on the next event", MAX_OUTPUT_CHARS
         ),
         text="",
     )

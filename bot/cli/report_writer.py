@@ -14,6 +14,7 @@ from bot.cli.errors import UsageError
 from bot.cli.sarif import category, sarif_text
 from bot.engine.diff_section import diff_plain
 from bot.engine.markdown import Section, to_markdown
+from bot.engine.markdown_safe import inline
 from bot.engine.review import ReviewResult
 
 EXPLAIN_HEADING = "\n### Considered and left alone\n\n"
@@ -66,7 +67,8 @@ class ReportWriter:
             return github_text(result.report)
         text = to_markdown(result.report, self.sections)
         if self.explain and result.explanations:
-            text += EXPLAIN_HEADING + "\n".join(f"- {line}" for line in result.explanations) + "\n"
+            shown = (f"- {inline(line)}" for line in result.explanations)  # PR text, one line each
+            text += EXPLAIN_HEADING + "\n".join(shown) + "\n"
         return text
 
 

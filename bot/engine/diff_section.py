@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.engine.markdown_safe import code, show_hidden
+from bot.engine.markdown_safe import code, no_workflow_command, one_line, show_hidden
 from bot.engine.rendered_diff import (
     ADDED,
     CHANGED,
@@ -23,6 +23,7 @@ from bot.engine.rendered_diff import (
     chart_diff,
 )
 from bot.engine.report import Report
+from bot.textlines import git_lines, line_count
 
 HEADING = "### Rendered diff"
 # GitHub renders markdown inside <details> only after a blank line that ends the HTML block.
@@ -150,7 +151,7 @@ def _group_markdown(group: Group, cap: int) -> str:
         return SAID[group.status].format(profiles=names, note=group.note)
     if cap <= 0:
         return LEFT_OUT.format(profiles=names)
-    lines = group.text.splitlines()
+    lines = git_lines(group.text)
     shown = lines[:cap] + ([CUT_LINE] if len(lines) > cap else [])
     title = SAME.format(profiles=names) if len(group.profiles) > 1 else f"{names}:"
     return f"{title}\n\n{fenced(NEWLINE.join(shown))}"
@@ -165,7 +166,7 @@ def fenced(text: str) -> str:
     """PR-derived text as a fenced block that shows it literally: the fence is longer than any
     backtick run inside (CommonMark closes a fence on a run at least as long), and hidden or
     reordering characters are shown, as nothing inside a fence renders but they still would."""
-    text = show_hidden(text)
+    text = _no_commands(show_hidden(text))
     longest = max((len(m) for m in re.findall("`+", text)), default=0)
     fence = "`" * max(MIN_FENCE, longest + 1)
     return f"{fence}{FENCE_INFO}\n{text}\n{fence}"
@@ -176,7 +177,7 @@ def _plural(n: int, noun: str) -> str:
 
 
 def _line_count(text: str) -> int:
-    return len(text.splitlines())
+    return line_count(text)
 
 
 # -- plain text -------------------------------------------------------------------------------
@@ -187,20 +188,25 @@ def diff_plain(report: Report) -> str:
     chart and its profiles; a chart or profile without change is its one `#` line."""
     out = []
     for d in report_diffs(report):
-        line = unchanged_line(d, d.chart)
+        chart = one_line(d.chart)
+        line = unchanged_line(d, chart)
         if line is not None:
             out.append(f"# {line}\n")
             for g in groups(d):
                 if g.status != UNCHANGED:
                     names = ", ".join(g.profiles)
                     said = SAID[g.status].format(profiles=names, note=g.note)
-                    out.append(f"# {d.chart}: {said}\n")
+                    out.append(f"# {chart}: {said}\n")
             continue
         for g in groups(d):
-            names = ", ".join(g.profiles)
+            names = ", ".join(map(one_line, g.profiles))
             if g.status != CHANGED:
-                out.append(f"# {d.chart}: {SAID[g.status].format(profiles=names, note=g.note)}\n")
+                out.append(f"# {chart}: {SAID[g.status].format(profiles=names, note=g.note)}\n")
             else:
                 title = SAME.format(profiles=names) if len(g.profiles) > 1 else names
-                out.append(f"# {d.chart}: {title}\n{g.text}")
+                out.append(f"# {chart}: {title}\n{_no_commands(g.text)}")
     return "".join(out)
+
+
+def _no_commands(text: str) -> str:
+    return "\n".join(map(no_workflow_command, text.split("\n")))

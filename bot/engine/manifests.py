@@ -9,9 +9,10 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from bot.engine.yaml.blocks import clear_blocks, load_mappings
-from bot.engine.yaml.errors import YAML_FAILURES
+from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.errors import ChartReviewError
 from bot.lru import BoundedCache, IdentityMemo
+from bot.textlines import git_lines
 
 
 class ManifestError(ChartReviewError):
@@ -82,9 +83,8 @@ def _parse(text: str, template: str) -> tuple[Mapping[str, Any], ...]:
         # Block by block: what differs between profiles is a line or two of a large document.
         return load_mappings(text)
     except YAML_FAILURES as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ManifestError(template, line, str(getattr(exc, "problem", exc))) from None
+        line, problem = problem_at(exc, text)
+        raise ManifestError(template, line, str(problem)) from None
 
 
 def parse_rendered(
@@ -239,7 +239,7 @@ def find_line(source: str | None, *patterns: str) -> int | None:
     finding at the template line that defines the culprit (a container's `name:`)."""
     if not source:
         return None
-    lines = source.splitlines()
+    lines = git_lines(source)
     for pattern in patterns:
         rx = re.compile(pattern)
         for number, text in enumerate(lines, start=1):

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 import string
 
+from bot.codespans import BacktickRuns
+
 # Shown as `\u202e`: C0/C1 controls (not tab or newline), the line and paragraph separators, and the
 # bidi embeddings, overrides, isolates and marks that reorder the text around them on screen.
 _HIDDEN_RE = re.compile(
@@ -34,8 +36,18 @@ _ALNUM = frozenset(string.ascii_letters + string.digits)
 # underline (`===`, `---`) or table delimiter row (`|---|`), a `~~~` fence that would swallow all
 # that follows; also behind indentation, `>` or a list marker, where it still renders (a heading in
 # a quote or a list item). A backslash before its first character makes each plain text.
-_CONTAINERS = r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*"
-_BLOCK_RE = re.compile(rf"^({_CONTAINERS})(?=#{{1,6}}(?:[ \t]|$)|[-=|:][-=|: \t]*$|~{{3}})")
+# The containers are read one by one and each place after them tried, the longest first: a pattern
+# with a lookahead reading to the line's end from each of them was quadratic (`- - - … x`).
+_ORDERED_ITEM_RE = re.compile(r"\d{1,9}[.)](?=[ \t])")
+_ATX_START_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
+_UNDERLINE = frozenset("-=|:")  # a setext underline or table delimiter row: these, spaces, tabs
+_UNDERLINE_TAIL = frozenset("-=|: \t")
+# GitHub Actions reads a line of a step's output as a workflow command when it starts with `::`
+# after its leading spaces (`::warning::…` makes an annotation, `::stop-commands::` mutes the rest),
+# or holds `##[` anywhere (the runner's older form). A zero-width space, which renders as nothing
+# and is no space to the runner, goes before each.
+_ZWSP = "\u200b"
+_LEGACY_COMMAND = "##["
 
 
 def show_hidden(text: str) -> str:
@@ -50,18 +62,6 @@ def _run_end(text: str, start: int) -> int:
     while end < len(text) and text[end] == "`":
         end += 1
     return end
-
-
-def _closing_run(text: str, start: int, length: int) -> int | None:
-    """Where the backtick run that closes a code span opened by a run of `length` begins: the next
-    run of exactly that length (CommonMark), or None when there is none on this line."""
-    at = text.find("`", start)
-    while at != -1:
-        end = _run_end(text, at)
-        if end - at == length:
-            return at
-        at = text.find("`", end)
-    return None
 
 
 def _char(text: str, i: int) -> str:
@@ -84,6 +84,7 @@ def _neutral_line(text: str) -> str:
     the rest neutralised. A backtick run with no partner on the line is escaped, so that GitHub
     cannot pair it with one on another line and take our neutralised text for code or the reverse."""
     out = []
+    runs = BacktickRuns(text)  # a partner found by its length, not by reading every run after
     i = 0
     while i < len(text):
         ch = text[i]
@@ -94,7 +95,7 @@ def _neutral_line(text: str) -> str:
             i += 2
         elif ch == "`":
             end = _run_end(text, i)
-            close = _closing_run(text, end, end - i)
+            close = runs.closing(end, end - i)
             if close is None:
                 out.append("\\`" * (end - i))
                 i = end
@@ -108,13 +109,51 @@ def _neutral_line(text: str) -> str:
 
 
 def _block_safe(text: str) -> str:
-    return _BLOCK_RE.sub(r"\1\\", text)
+    """A line with a backslash before the block syntax it would start, behind its containers."""
+    at = _block_start(text)
+    return text if at is None else f"{text[:at]}\\{text[at:]}"
+
+
+def _block_start(text: str) -> int | None:
+    """Where, after the longest run of containers (spaces, `>`, list markers) that is followed by
+    one, the line starts an ATX heading, a setext underline or delimiter row, or a `~~~` fence."""
+    places = [0]
+    at = 0
+    while at < len(text):
+        ch = text[at]
+        if ch in " \t>" or (ch in "-*+" and text[at + 1 : at + 2] in (" ", "\t")):
+            at += 1
+        elif (item := _ORDERED_ITEM_RE.match(text, at)) is not None:
+            at = item.end()
+        else:
+            break
+        places.append(at)
+    tail = len(text)  # where the line's last run of underline characters starts
+    while tail > 0 and text[tail - 1] in _UNDERLINE_TAIL:
+        tail -= 1
+    for at in reversed(places):
+        underline = at >= tail and at < len(text) and text[at] in _UNDERLINE
+        if underline or _ATX_START_RE.match(text, at) or text.startswith("~~~", at):
+            return at
+    return None
+
+
+def no_workflow_command(line: str) -> str:
+    """One line of output that the GitHub Actions runner reads as text, not as a command."""
+    if _LEGACY_COMMAND in line:
+        line = line.replace(_LEGACY_COMMAND, "##" + _ZWSP + "[")
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        at = len(line) - len(stripped)
+        line = line[:at] + _ZWSP + line[at:]
+    return line
 
 
 def prose(text: str) -> str:
-    """PR text as running markdown; its line breaks stay, but no line can start a block of its own."""
+    """PR text as running markdown; its line breaks stay, but no line can start a block of its own
+    or be read as a workflow command."""
     lines = show_hidden(text).split("\n")
-    return "\n".join(_neutral_line(_block_safe(x)) for x in lines)
+    return "\n".join(no_workflow_command(_neutral_line(_block_safe(x))) for x in lines)
 
 
 def inline(text: str) -> str:
@@ -139,6 +178,12 @@ def code(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip() != "")
     return f"{fence} {text} {fence}" if pad else f"{fence}{text}{fence}"
+
+
+def one_line(text: str) -> str:
+    """A name on one line of plain text (not markdown): hidden characters and line breaks shown as
+    `\\uXXXX`, so that the name cannot end the line or start a workflow command."""
+    return no_workflow_command(show_hidden(text).replace("\n", "\\u000a"))
 
 
 def cell_code(text: str) -> str:

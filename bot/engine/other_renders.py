@@ -41,6 +41,7 @@ from bot.engine.rendered_diff import CHANGED, profile_diff
 from bot.git.repo import GitRepo
 from bot.git.subtree import Subtree
 from bot.git.tree import GitTree
+from bot.textlines import git_lines
 
 MAX_OTHER_PRS = 5
 VALUES_FILE = "values.yaml"  # the chart's defaults, which every profile renders with
@@ -201,7 +202,7 @@ def affected(before: Subtree, after: Subtree, chart: ChartRenders) -> frozenset[
 
 
 def versions_only(before: Subtree, after: Subtree, path: str) -> bool:
-    old, new = (before.text(path) or "").splitlines(), (after.text(path) or "").splitlines()
+    old, new = git_lines(before.text(path) or ""), git_lines(after.text(path) or "")
     if len(old) != len(new):
         return False
     return all(

@@ -14,7 +14,7 @@ from typing import Any
 from bot.engine.chart.files import CI_VALUES_SUFFIX, DEFAULT_PROFILE
 from bot.engine.config import ProfileSpec
 from bot.engine.yaml import bounded
-from bot.engine.yaml.errors import YAML_FAILURES
+from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.render.base import RenderFailure
 
 # Helm's loader refuses a chart file over 5 MiB (`MaxDecompressedFileSize`); a CI values file is held
@@ -191,11 +191,9 @@ def load_values(text: str, source: str) -> dict[str, Any]:
     try:
         data = bounded.load(text)
     except YAML_FAILURES as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        line, problem = problem_at(exc, text)
         raise RenderFailure(
-            f"values file {source}{f' line {line}' if line else ''}: not valid YAML: "
-            f"{getattr(exc, 'problem', exc)}",
+            f"values file {source}{f' line {line}' if line else ''}: not valid YAML: {problem}",
             source,
             line,
         ) from None

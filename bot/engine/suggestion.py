@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.engine.report import Finding
+from bot.textlines import git_lines
 
 KEY, REFUSED = "suggestion", "suggestion_refused"
 
@@ -43,7 +44,7 @@ class Suggestion:
 
     def apply(self, text: str) -> str | None:
         """`text` with the edit made, as GitHub makes it; None when the lines are not there."""
-        lines = text.splitlines(keepends=True)
+        lines = git_lines(text, keepends=True)
         if not 1 <= self.start_line <= self.line <= len(lines):
             return None
         return "".join([*lines[: self.start_line - 1], self.replacement, *lines[self.line :]])

@@ -21,6 +21,7 @@ from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.engine.yaml.loader import LOADER
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 
 # Keys walked in one values file: a values.yaml of 4,000 lines has some 3,000. Past it the file's
 # changes are not read (its findings keep their template lines).
@@ -66,7 +67,7 @@ def _changed(file: str, base_text: str | None, head_text: str) -> list[ChangedKe
     base, _ = _parsed(base_text) if base_text is not None else ({}, {})
     if not isinstance(head, Mapping) or not isinstance(base, Mapping) or lines is None:
         return []
-    rows = head_text.splitlines()
+    rows = git_lines(head_text)
     found = []
     for path, value, was in _differences(base, head, ()):
         line = lines.get(path)

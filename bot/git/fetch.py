@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bot.errors import ChartReviewError
 from bot.git.repo import GitError, GitRepo
+from bot.textlines import git_lines
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,7 @@ def object_bytes(path: Path) -> int:
     )
     if proc.returncode != 0:
         raise MirrorError(f"git count-objects failed in {path.name}")
-    fields = dict(line.split(": ", 1) for line in proc.stdout.splitlines() if ": " in line)
+    fields = dict(line.split(": ", 1) for line in git_lines(proc.stdout) if ": " in line)
     return sum(int(fields.get(key, "0")) for key in ("size", "size-pack")) * 1024
 
 

@@ -21,6 +21,7 @@ from bot.git.history import LOG_FORMAT, LogEntry, parse_first_parent_log
 from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
 from bot.git.tree import Entry, GitTree, Level, parse_tree
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 
 if TYPE_CHECKING:
     from bot.git.subtree import Subtree
@@ -154,7 +155,7 @@ class GitRepo:
             proc = self._run(
                 "cat-file", "--batch-check=%(objectname) %(objecttype)", input=request, check=False
             )
-            lines = proc.stdout.decode(errors="replace").splitlines()
+            lines = git_lines(proc.stdout.decode(errors="replace"))
             if proc.returncode != 0 or len(lines) != len(plain):
                 return {r: self.resolve(r) for r in refs}
             for ref, line in zip(plain, lines, strict=True):
@@ -182,7 +183,7 @@ class GitRepo:
         if proc.returncode != 0:
             return None
         graph: dict[str, tuple[str, ...]] = {}
-        for line in proc.stdout.decode().splitlines():
+        for line in git_lines(proc.stdout.decode()):
             sha, *parents = line.split()
             graph[sha] = tuple(parents)
         return graph
@@ -239,7 +240,7 @@ class GitRepo:
             "--",
         )
         line = tuple(
-            (sha, subject) for sha, _, subject in (r.partition(" ") for r in out.splitlines())
+            (sha, subject) for sha, _, subject in (r.partition(" ") for r in git_lines(out))
         )
         if OBJECT_ID_RE.fullmatch(rev):
             self._lines.put(key, line)
@@ -283,7 +284,7 @@ class GitRepo:
         )
         if proc.returncode not in (0, 1):
             raise GitError(f"git merge-tree failed: {proc.stderr.decode(errors='replace').strip()}")
-        lines = proc.stdout.decode(errors="replace").splitlines()
+        lines = git_lines(proc.stdout.decode(errors="replace"))
         tree = lines[0].strip() if lines and OBJECT_ID_RE.fullmatch(lines[0].strip()) else None
         return tree, tuple(dict.fromkeys(line for line in lines[1:] if line))
 
@@ -306,7 +307,7 @@ class GitRepo:
         out = self._out(
             "for-each-ref", *merged, "--format=%(objectname) %(refname)", "--", *patterns
         )
-        return {name: sha for sha, name in (line.split(" ", 1) for line in out.splitlines())}
+        return {name: sha for sha, name in (line.split(" ", 1) for line in git_lines(out))}
 
     def tag_commits(
         self, *patterns: str, merged_into: str | None = None, newest: int | None = None
@@ -326,7 +327,7 @@ class GitRepo:
             *(f"refs/tags/{p}" for p in patterns),
         )
         found = []
-        for line in out.splitlines():
+        for line in git_lines(out):
             sha, peeled, name = line.split(" ", 2)
             found.append((name, peeled or sha))
         return found
@@ -351,7 +352,7 @@ class GitRepo:
     def upstreams(self) -> dict[str, str]:
         """Local branch ref → the ref it tracks (`refs/remotes/origin/x`), for those that do."""
         out = self._out("for-each-ref", "--format=%(refname)%00%(upstream)", "refs/heads")
-        pairs = (line.split("\0", 1) for line in out.splitlines() if "\0" in line)
+        pairs = (line.split("\0", 1) for line in git_lines(out) if "\0" in line)
         return {ref: upstream for ref, upstream in pairs if upstream}
 
     def object_sizes(self, names: list[str]) -> list[int | None]:

@@ -14,6 +14,7 @@ from bot.errors import ChartReviewError
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.tarball.headers import ArchiveRefused
 from bot.tarball.reader import members
+from bot.textlines import git_lines
 
 # Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
 # another's YAML is parsed; the sandbox keeps one render process per worker.
@@ -153,7 +154,7 @@ def _archive_line(archive: bytes, name: str, pattern: re.Pattern[str]) -> int | 
     except ArchiveRefused:
         return None
     text = found.decode(errors="replace") if found is not None else ""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(git_lines(text), start=1):
         if pattern.match(line):
             return number
     return None

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.textlines import git_lines
 from checks.kit.template_lines import (
     ListItem,
     block_line,
@@ -50,7 +51,7 @@ def comments(source: str) -> dict[int, Comment]:
     and `{{/* */}}` template comments, a multi-line one on each of its lines."""
     found: dict[int, Comment] = {}
     inside = False
-    for number, text in enumerate(source.splitlines(), start=1):
+    for number, text in enumerate(git_lines(source), start=1):
         if inside:
             end = _CLOSE.search(text)
             inside = end is None
@@ -91,7 +92,7 @@ def container_span(
 def workload_span(source: str, kind: str) -> Span | None:
     """The `---` section of the template that holds the only `kind: <kind>` line at its top level;
     None when no section, or several, could be it."""
-    lines = source.splitlines()
+    lines = git_lines(source)
     bounds = [0, *(n for n, t in enumerate(lines, 1) if _SEPARATOR.match(t)), len(lines) + 1]
     kind_rx = re.compile(rf"^kind:\s*[\"']?{re.escape(kind)}[\"']?\s*(#.*)?$")
     spans = [
@@ -106,7 +107,7 @@ def field_lines(source: str, span: Span, keys: Sequence[str]) -> list[int]:
     """The lines of `keys` in `span`, each inside the block of the one before (the first at the
     span's top level when it has no opener); as far as the chain goes when a key is not written
     literally (it comes from `toYaml`, or from a partial)."""
-    lines = source.splitlines()
+    lines = git_lines(source)
     line: int | None = span.opener
     rest = list(keys)
     found: list[int] = []

@@ -21,6 +21,7 @@ from bot.engine.chart.files import read_chart_meta
 from bot.engine.check import Check
 from bot.engine.context import DUPLICATES_CHECK, Context, OpenPR, PullRequestInfo
 from bot.engine.report import Finding, Severity
+from bot.textlines import git_lines
 from checks.duplicates.hunks import Hunk, hunks
 from checks.duplicates.keywords import IssueRef, closing_issues
 from checks.duplicates.objects import ObjectChange, shared_changes
@@ -277,7 +278,7 @@ def _line_of(ctx: Context, hunk: Hunk) -> int | None:
     text = ctx.head.text(hunk.path)
     if not hunk.added or text is None:
         return None
-    lines, size = text.splitlines(), len(hunk.added)
+    lines, size = git_lines(text), len(hunk.added)
     return next(
         (n + 1 for n in range(len(lines) - size + 1) if tuple(lines[n : n + size]) == hunk.added),
         None,

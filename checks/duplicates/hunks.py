@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from bot.engine.chart.files import BUMP_LINE_RE as VERSION_LINE
+from bot.textlines import git_lines
 
 CHART_FILE = "Chart.yaml"
 # Lines that any two edits of a template share without being the same edit.
@@ -56,7 +57,7 @@ def hunks(
     """The meaningful hunks from `before` to `after` (None: the file is absent on that side).
     `moves`: the chart's (old, new) version and appVersion, whose mere echo says nothing;
     `noise`: globs of keys whose lines say nothing either."""
-    old, new = (before or "").splitlines(), (after or "").splitlines()
+    old, new = git_lines(before or ""), git_lines(after or "")
     if old == new or len(old) > MAX_LINES or len(new) > MAX_LINES:
         return frozenset()
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)

@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from bot.codespans import blank_code_spans
+from bot.textlines import git_lines
+
 THIS_REPO = ""  # what `#N` names when the repository's own name is not known
 
 KEYWORDS = ("close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved")
@@ -25,7 +28,6 @@ _CLOSING = re.compile(
 # Lines opening or closing a fence: three or more backticks or tildes, indented at most 3 spaces.
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 
 
 class IssueRef(NamedTuple):
@@ -56,7 +58,7 @@ def linked_text(text: str) -> str:
     text = _HTML_COMMENT.sub(" ", text)
     kept: list[str] = []
     fence: str | None = None
-    for line in text.splitlines():
+    for line in git_lines(text):
         opened = _FENCE.match(line)
         if fence is None and opened:
             fence = opened.group(1)
@@ -65,4 +67,4 @@ def linked_text(text: str) -> str:
                 fence = None
         else:
             kept.append(line)
-    return _INLINE_CODE.sub(" ", "\n".join(kept))
+    return blank_code_spans("\n".join(kept))

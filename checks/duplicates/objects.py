@@ -20,6 +20,7 @@ from bot.engine.context import ChartRenders, Context, OpenPR, Rendered
 from bot.engine.diff_noise import fields_pattern
 from bot.engine.rendered_diff import CHANGED, profile_diff
 from bot.git.objects import Tree
+from bot.textlines import git_lines
 
 # A rendered diff says what changed from here on; what it writes instead (too large, too deep to
 # diff) is the same words for different changes, so it is never compared.
@@ -71,7 +72,7 @@ def only_bumps(diff: str, bumps: tuple[tuple[str, str], ...]) -> bool:
     added line in its place."""
     if not bumps:
         return False
-    lines = diff.splitlines()[_HEADER_LINES:]
+    lines = git_lines(diff)[_HEADER_LINES:]
     removed = [line[1:] for line in lines if line.startswith("-")]
     added = [line[1:] for line in lines if line.startswith("+")]
     return len(removed) == len(added) and all(

@@ -14,6 +14,7 @@ from typing import Any
 from bot.engine.context import Context, OpenPR
 from bot.engine.report import Finding, Severity
 from bot.git.objects import ChangedFile, GitView
+from bot.textlines import git_lines
 from checks.headings.files import TreeFiles
 from checks.headings.index import tree_index
 from checks.headings.mdlinks import AnchorLink, anchor_links
@@ -64,7 +65,7 @@ def _added_links(ctx: Context, head: TreeFiles) -> Iterator[Added]:
         for link in anchor_links(change.path, file.lines, change.added_lines):
             yield Added(link, change, f"{change.path} line {link.line}")
     for label, text in pr_texts(ctx.pr):
-        for link in anchor_links(None, text.splitlines()):
+        for link in anchor_links(None, git_lines(text)):
             yield Added(link, None, label)
 
 

@@ -18,11 +18,13 @@ from typing import Any
 from bot.engine.check import Check
 from bot.engine.context import Context
 from bot.engine.report import Finding, Severity
+from bot.textlines import MAX_LINE_CHARS
 from checks.headings.anchors import review_anchors
 from checks.headings.files import TreeFiles
 from checks.headings.messages import (
     AS_TEXT,
     CHECK_NAME,
+    CUT_LINE,
     EMPHASIS,
     LOOSE_DETAILS,
     MESSAGES,
@@ -31,7 +33,7 @@ from checks.headings.messages import (
     finding,
 )
 from checks.headings.refs import FileRef, Reference, references
-from checks.headings.removals import pr_texts, removed_headings
+from checks.headings.removals import cut_pr_lines, pr_texts, removed_headings
 from checks.headings.removed import removal_findings
 from checks.headings.resolve import Resolution, Resolver
 from checks.headings.text import comment_heading
@@ -96,7 +98,7 @@ def review(ctx: Context) -> Outcome:
     links = review_anchors(ctx, head, base, resolver)
     findings += links.findings
     resolved += links.resolved
-    unchecked += links.unchecked
+    unchecked += links.unchecked + _cut_lines(ctx, head)
     # The PR description is often repeated in a squash commit's message: one finding for both.
     unique = {
         (f.rule, f.subject, f.path, f.line, f.data.get("file")): f for f in reversed(findings)
@@ -135,6 +137,18 @@ def _folded(found: Finding) -> Finding:
         title=f"{found.title} (already at base)",
         data={**found.data, "preexisting": True},
     )
+
+
+def _cut_lines(ctx: Context, head: TreeFiles) -> list[str]:
+    """The lines the PR writes that were read only in part (longer than MAX_LINE_CHARS)."""
+    wheres = [
+        f"{change.path} line {n}"
+        for change in ctx.changes
+        if change.added_lines and change.status != "D" and (file := head.file(change.path))
+        for n in file.cut
+        if n in change.added_lines
+    ]
+    return [CUT_LINE.format(where=w, cap=MAX_LINE_CHARS) for w in wheres + cut_pr_lines(ctx.pr)]
 
 
 def _emphasis(resolution: Resolution) -> bool:

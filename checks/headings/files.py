@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from bot.git.objects import Tree
 from bot.lru import BoundedCache, IdentityMemo
+from bot.textlines import capped_lines
 from checks.headings.filetext import FileText
 from checks.headings.slugs import Anchor, anchors
 from checks.headings.text import Heading, find_headings, is_markdown
@@ -44,9 +45,18 @@ def readable(data: bytes | None) -> bytes | None:
 
 
 def readable_text(tree: Tree, path: str) -> str | None:
-    """The file as text, or None when it is missing, binary or too large (`readable_data`)."""
+    """The file as the check reads it (`read_text`), or None when it is missing, binary or too
+    large (`readable_data`)."""
     data = readable_data(tree, path)
-    return None if data is None else data.decode("utf-8", errors="replace")
+    return None if data is None else read_text(data.decode("utf-8", errors="replace"))[0]
+
+
+def read_text(text: str) -> tuple[str, tuple[int, ...]]:
+    """A file's or the PR's text as the check reads it, and the lines it cut: `\\r\\n` read as a line
+    break as Markdown reads it (git's numbers stay), each line read to MAX_LINE_CHARS characters."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    return capped_lines(text)
 
 
 def heading_pattern(texts: Iterable[str], whole_words: bool = True) -> re.Pattern[str]:
@@ -77,8 +87,9 @@ class TreeFiles:
         """The file read as text (`readable_text`), once per review while the budget holds it."""
         kept = self._files.get(path)
         if kept is None:
-            text = readable_text(self.tree, path)
-            kept = (FileText(path, text) if text is not None else None,)
+            data = readable_data(self.tree, path)
+            text, cut = read_text(data.decode("utf-8", errors="replace")) if data else ("", ())
+            kept = (FileText(path, text, cut) if data is not None else None,)
             self._files.put(path, kept)
         return kept[0]
 

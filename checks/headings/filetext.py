@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import overload
 
-from checks.headings.text import is_markdown, lines_stand_alone, odd_breaks
+from bot.textlines import git_lines
+from checks.headings.text import is_markdown, lines_stand_alone
 
 # A text longer than this is cut into lines a stretch at a time, the stretches asked for: a CRD's
-# 800 KB is 14,000 lines (splitlines: ~1.4 ms), of which a diff touches a few dozen.
+# 800 KB is 14,000 lines (~1.4 ms to cut whole), of which a diff touches a few dozen.
 CHUNKED_CHARS = 256 * 1024
 STRETCH_CHARS = 32 * 1024
 
@@ -21,9 +22,10 @@ STRETCH_CHARS = 32 * 1024
 class FileText:
     """The text of the file at `path`. Values computed on the first ask; the text never changes."""
 
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, cut: tuple[int, ...] = ()) -> None:
         self.path = path
         self.text = text
+        self.cut = cut  # the lines read only to their first MAX_LINE_CHARS characters
 
     @cached_property
     def markdown(self) -> bool:
@@ -31,24 +33,19 @@ class FileText:
 
     @cached_property
     def lines(self) -> Sequence[str]:
-        """As str.splitlines cuts them."""
-        if len(self.text) > CHUNKED_CHARS and not self.odd_breaks:
+        """As git numbers them (bot/textlines.py)."""
+        if len(self.text) > CHUNKED_CHARS:
             return StretchedLines(self.text)
-        return tuple(self.text.splitlines())
-
-    @cached_property
-    def odd_breaks(self) -> bool:
-        """Lines broken at something other than `\\n` (text.odd_breaks)."""
-        return odd_breaks(self.text)
+        return tuple(git_lines(self.text))
 
     @cached_property
     def stands_alone(self) -> bool:
         """Each line's comment is the line's own business (text.lines_stand_alone)."""
-        return not self.odd_breaks and lines_stand_alone(self.text, self.markdown)
+        return lines_stand_alone(self.text, self.markdown)
 
 
 class StretchedLines(Sequence[str]):
-    """The lines of a text broken at `\\n` alone (as splitlines cuts it), split a stretch of about
+    """The lines of a text as git numbers them (bot/textlines.py), split a stretch of about
     STRETCH_CHARS at a time on the first ask for a line in it. Counting line breaks and finding one
     are single-character searches, at memory speed; making 14,000 strings is not."""
 
@@ -85,5 +82,5 @@ class StretchedLines(Sequence[str]):
         stretch = self._stretches.get(k)
         if stretch is None:
             end = self._starts[k + 1] if k + 1 < len(self._starts) else len(self._text)
-            stretch = self._stretches[k] = self._text[self._starts[k] : end].splitlines()
+            stretch = self._stretches[k] = git_lines(self._text[self._starts[k] : end])
         return stretch[index - self._firsts[k]]

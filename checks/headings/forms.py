@@ -23,7 +23,7 @@ VERB_BEFORE_RE = re.compile(
 )
 IN_FILE_RE = re.compile(rf"^ ?(?P<noun>{NOUN} )?(?:in|of|from) (?:the )?(?:file )?$")
 PAREN_OPEN_RE = re.compile(r"^ ?\((?:see |in |cf\.? )?$")
-PAREN_CLOSE_RE = re.compile(r"^\s*\)")
+PAREN_CLOSE_RE = re.compile(r"\s*\)")  # matched where the file ends, the text not cut there
 WHITESPACE_RE = re.compile(r"\s+")
 
 
@@ -53,7 +53,7 @@ def is_explicit(text: str, pairing: Pairing) -> bool:
     if between is None:
         return False  # longer than " paragraph from the file ", the longest construction
     if PAREN_OPEN_RE.match(between):
-        return bool(PAREN_CLOSE_RE.match(text[pairing.file_end :]))
+        return bool(PAREN_CLOSE_RE.match(text, pairing.file_end))
     in_file = IN_FILE_RE.match(between)
     return bool(in_file and (in_file.group("noun") or VERB_BEFORE_RE.search(before)))
 

@@ -10,24 +10,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from bot.codespans import blank_code_spans
+from checks.headings.inline_links import blank_links, inline_links
 from checks.headings.text import MARKDOWN_SUFFIXES, fenced_lines, is_markdown
 
-# CommonMark's inline link: a destination, then at most a quoted title (`[t](## Title)` is text).
-INLINE_LINK_RE = re.compile(
-    r"(?<!!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?"
-    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
-)
 REFERENCE_DEF_RE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
-AUTOLINK_RE = re.compile(r"<(https?://[^>\s]+)>")
+# CommonMark's autolink holds no `<`: a `<` is never read past, whatever follows it.
+AUTOLINK_RE = re.compile(r"<(https?://[^<>\s]+)>")
+# A blob URL, its query and `#anchor` optional: a URL without an anchor is read to the end of its
+# path and query once, where a pattern requiring the anchor was tried again at every URL inside them
+# (quadratic).
 BLOB_URL_RE = re.compile(
-    r"https://github\.com/([A-Za-z0-9-]+/[\w.-]+)/blob/([^/\s#?]+)/([^\s#?)\]>\"'`]+)"
-    r"(?:\?[^\s#)\]>\"'`]*)?#([^\s)\]>\"'`]+)"
+    r"https://github\.com/([A-Za-z0-9-]+/[\w.-]+)/blob/([^/\s#?]+)/([^\s#?)\]>\"'`]++)"
+    r"(?:\?[^\s#)\]>\"'`]*+)?(?:#([^\s)\]>\"'`]++))?"
 )
 _MD = "|".join(re.escape(s[1:]) for s in MARKDOWN_SUFFIXES)
 BARE_RE = re.compile(
     rf"(?<![\w./:@#(\[<-])((?:[\w.-]+/)*[\w.-]+\.(?:{_MD}))#([\w%-][\w%.-]*)", re.IGNORECASE
 )
-CODE_SPAN_RE = re.compile(r"(`+).+?\1")
 # GitHub's line anchors (`#L12`, `#L12-L20`) point at source lines, not at headings.
 LINE_ANCHOR_RE = re.compile(r"^L\d+(?:C\d+)?(?:-L\d+(?:C\d+)?)?$")
 SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:|^//")
@@ -48,7 +48,7 @@ def anchor_links(
     path: str | None, lines: Sequence[str], wanted: frozenset[int] | None = None
 ) -> list[AnchorLink]:
     """The anchor links of a file (`path`) or of PR text (`path` None: only blob URLs lead anywhere
-    there), given as its lines (str.splitlines), on the `wanted` lines when given. Fenced code and
+    there), given as its lines (bot/textlines.py's git_lines), on the `wanted` lines when given. Fenced code and
     code spans are examples, not links."""
     skip = fenced_lines(lines) if path is None or is_markdown(path) else frozenset()
     numbers = range(1, len(lines) + 1) if wanted is None else sorted(wanted)
@@ -56,7 +56,7 @@ def anchor_links(
     for number in numbers:
         if not 0 < number <= len(lines) or number - 1 in skip or "#" not in lines[number - 1]:
             continue
-        line = CODE_SPAN_RE.sub(" ", lines[number - 1])
+        line = blank_code_spans(lines[number - 1])
         found += _line_links(path, line, number if path else None)
     return found
 
@@ -64,6 +64,8 @@ def anchor_links(
 def _line_links(path: str | None, line: str, number: int | None) -> list[AnchorLink]:
     found: list[AnchorLink] = []
     for m in BLOB_URL_RE.finditer(line):
+        if m.group(4) is None:
+            continue
         anchor = unquote(m.group(4))
         if not LINE_ANCHOR_RE.match(anchor) and m.group(3).lower().endswith(MARKDOWN_SUFFIXES):
             found.append(
@@ -71,15 +73,17 @@ def _line_links(path: str | None, line: str, number: int | None) -> list[AnchorL
             )
     if path is None:
         return found
-    line = BLOB_URL_RE.sub(" ", line)
+    line = BLOB_URL_RE.sub(lambda m: m.group() if m.group(4) is None else " ", line)
     markdown = is_markdown(path)
-    dests = [m.group(1) for m in INLINE_LINK_RE.finditer(line)] if markdown else []
+    links = inline_links(line)
+    dests = [link.destination for link in links] if markdown else []
     dests += [m.group(1) for m in REFERENCE_DEF_RE.finditer(line)] if markdown else []
     for dest in dests:
         link = _relative(path, dest, number)
         if link is not None:
             found.append(link)
-    rest = INLINE_LINK_RE.sub(" ", AUTOLINK_RE.sub(" ", line))
+    rest = AUTOLINK_RE.sub(" ", line)
+    rest = blank_links(rest, links if rest == line else inline_links(rest))
     rest = REFERENCE_DEF_RE.sub(" ", rest) if markdown else rest
     for m in BARE_RE.finditer(rest):
         anchor = unquote(m.group(2)).rstrip(".")

@@ -83,6 +83,11 @@ EMPHASIS = (
     "(write “see “…” in FILE” to have it checked)"
 )
 AS_TEXT = "stands there as text, not as a heading: a quote of what the file says, not a reference"
+# A line longer than the cap, read only to it (bot/textlines.py's MAX_LINE_CHARS).
+CUT_LINE = (
+    "{where}: read to its first {cap:,} characters only (a longer line is data, not text that "
+    "quotes a heading or links an anchor)"
+)
 NO_FILE = (
     "names no file, and quoted ALL-CAPS text alone is not a reference: many headings share a text "
     "(WHY THIS EXISTS), so it was not checked"

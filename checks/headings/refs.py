@@ -32,9 +32,13 @@ QUALIFIED_RE = re.compile(rf"(?<![\w./-])([A-Za-z0-9-]+/[\w.-]+):({_PATH})(?![\w
 # A repository path or a basename, ending in a letter-led extension (`values.yaml`, not `1.2.3`).
 PATH_RE = re.compile(rf"(?<![\w./:@-])({_PATH})(?![\w/-])")
 
-QUOTED_RE = re.compile(r'"([^"\n]+)"|“([^”\n]+)”|`([^`\n]+)`|(?<!\w)\'([^\'\n]+)\'(?!\w)')
+# Each quote reads on to the next mark that can close it and no further: a curly quote holds no
+# other opening curly quote, so a line of `“` is read once, not from each of them to its end.
+QUOTED_RE = re.compile(r'"([^"\n]+)"|“([^“”\n]+)”|`([^`\n]+)`|(?<!\w)\'([^\'\n]+)\'(?!\w)')
 # Bare ALL-CAPS prose: tokens of capitals, digits and joiners, never glued to a lower-case letter.
-BARE_RE = re.compile(r"(?<![\w`'\"“-])(?:[A-Z0-9][A-Z0-9'’/&-]*+(?![a-z_])[ \t]*)+")
+# Possessive throughout: nothing follows that could want a token back, and a run of a megabyte of
+# capitals is then read without the engine keeping a way back through each of its tokens.
+BARE_RE = re.compile(r"(?<![\w`'\"“-])(?:[A-Z0-9][A-Z0-9'’/&-]*+(?![a-z_])[ \t]*+)++")
 # A Markdown heading is quoted by any case when the words say it is a section: `FILE § Title`,
 # `the "Title" section of FILE`.
 SECTION_SIGN_RE = re.compile(r"§[ \t]*([^\s\"“`][^\n.,;:()\"”`]*)")
@@ -104,6 +108,18 @@ class Unit:
     def _breaks(self) -> list[int]:
         """Where the text's lines end: a mention's line is looked up, not counted to."""
         return [m.start() for m in _BREAK_RE.finditer(self.text)]
+
+    def has_list_item(self, low: int, high: int) -> bool:
+        """Whether a list item starts in `text[low:high]` (LIST_ITEM_RE.search(text, low, high)),
+        told from the items found once: a paragraph of thousands of lines quoting headings asks for
+        each quote, where a search each read on to the file it names (quadratic)."""
+        k = bisect.bisect_left(self._items[0], low)
+        return k < len(self._items[0]) and self._items[1][k] <= high
+
+    @functools.cached_property
+    def _items(self) -> tuple[list[int], list[int]]:
+        found = list(LIST_ITEM_RE.finditer(self.text))
+        return [m.start() for m in found], [m.end() for m in found]
 
     def sentence_of(self, offset: int) -> int:
         return bisect.bisect_left(self.sentence_ends, offset)  # the ends before it (in order)
@@ -359,7 +375,7 @@ def _explicit(unit: Unit, mention: _Mention, span: _FileSpan) -> bool:
     without a full stop."""
     low, high = sorted((span.start, mention.start))
     same = unit.sentence_of(span.start) == unit.sentence_of(mention.start) and not (
-        LIST_ITEM_RE.search(unit.text, low, high)
+        unit.has_list_item(low, high)
     )
     pairing = Pairing(
         mention.start, mention.end, span.start, span.end, same, span.file.repo is not None

@@ -10,7 +10,14 @@ from dataclasses import dataclass
 
 from bot.engine.context import Context, PullRequestInfo
 from bot.git.objects import ChangedFile, Tree
-from checks.headings.files import TreeFiles, heading_pattern, readable_text, tree_paths
+from bot.textlines import git_lines
+from checks.headings.files import (
+    TreeFiles,
+    heading_pattern,
+    read_text,
+    readable_text,
+    tree_paths,
+)
 from checks.headings.filetext import FileText
 from checks.headings.index import TreeIndex, tree_index
 from checks.headings.refs import FileRef, Reference, references
@@ -76,9 +83,9 @@ def _may_remove(file: FileText, removed: frozenset[int]) -> bool:
     that neither side's file is read whole for nothing (a values.yaml's change removes values, a
     template's its code, seldom a heading). Outside Markdown a heading is ALL-CAPS, its capitals
     on its line whatever comment holds it; where lines_stand_alone, a line's comment is its own."""
-    if file.markdown or file.odd_breaks:
+    if file.markdown:
         return True
-    lines = file.lines  # cut at `\n` alone: no odd breaks
+    lines = file.lines
     gone = [lines[n - 1] for n in removed if 0 < n <= len(lines)]
     if file.stands_alone:  # a heading is a comment's own: only comment lines are read
         return any(body is not None and comment_heading(body) for body in map(line_comment, gone))
@@ -87,7 +94,7 @@ def _may_remove(file: FileText, removed: frozenset[int]) -> bool:
 
 def head_line(base_text: str, head_text: str, base_line: int) -> int:
     """The head line of the hunk that removed `base_line`: its replacement, else the line before."""
-    base_lines, head_lines = base_text.splitlines(), head_text.splitlines()
+    base_lines, head_lines = git_lines(base_text), git_lines(head_text)
     matcher = difflib.SequenceMatcher(None, base_lines, head_lines, autojunk=False)
     index = base_line - 1
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -123,7 +130,7 @@ def quoting_files(
         read = files.file(path)
         if read is None or not pattern.search(read.text):
             continue
-        lines = None if read.odd_breaks else _lines_holding(read.text, first_words)
+        lines = _lines_holding(read.text, first_words)
         for unit in file_units(read, lines, holding=words):
             for ref in references(unit, keep):
                 if ref.line in added.get(path, frozenset()):
@@ -135,8 +142,7 @@ def quoting_files(
 
 
 def _lines_holding(text: str, pattern: re.Pattern[str]) -> frozenset[int]:
-    """The numbers of the lines where `pattern` finds something, counted at `\n` (a text with no
-    odd line breaks, whose lines splitlines cuts there alone)."""
+    """The numbers of the lines where `pattern` finds something, counted at `\n` as git counts."""
     numbers, line, at = set(), 1, 0
     for match in pattern.finditer(text):
         line += text.count("\n", at, match.start())
@@ -165,6 +171,16 @@ def quoting_pr_text(pr: PullRequestInfo, removal: Removal) -> list[str]:
 
 
 def pr_texts(pr: PullRequestInfo) -> list[tuple[str, str]]:
+    """The PR's title, description and commit messages, each read as a file is (`read_text`)."""
+    return [(label, read_text(text)[0]) for label, text in _raw_pr_texts(pr)]
+
+
+def cut_pr_lines(pr: PullRequestInfo) -> list[str]:
+    """Where the PR's own texts hold a line read only in part: `the PR description line 3`."""
+    return [f"{label} line {n}" for label, text in _raw_pr_texts(pr) for n in read_text(text)[1]]
+
+
+def _raw_pr_texts(pr: PullRequestInfo) -> list[tuple[str, str]]:
     texts = [("the PR title", pr.title), ("the PR description", pr.body)]
     texts += [(f"commit {c.sha[:7]}", c.message or c.subject) for c in pr.commits]
     return [(label, text) for label, text in texts if text]

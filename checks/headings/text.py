@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 from bot.textsearch import find_token
 
 # Files whose `#` lines are Markdown headings rather than comments.
@@ -36,7 +37,10 @@ _OPENINGS = (
 # A decorative leading `*` on the lines inside a block comment.
 BLOCK_STAR_RE = re.compile(r"^\s*\*(?!/)\s?")
 
-ATX_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# An ATX heading's opening: up to three spaces, one to six `#`, then a space, a tab or the line's end.
+# What follows is read by atx_text, not by a pattern: `(.*?)(?:[ \t]+#+)?[ \t]*$` tried the closing
+# sequence at every character of the title, each try reading a run of spaces on (quadratic).
+ATX_OPEN_RE = re.compile(r" {0,3}#{1,6}(?![^ \t])")
 SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 FENCE_RE = re.compile(r"^ {0,3}(?:```|~~~)")
 # Lines a setext underline cannot turn into a heading: list items, quotes, tables, fences, ATX.
@@ -72,6 +76,29 @@ class Heading:
 
 def collapse(text: str) -> str:
     return " ".join(text.split())
+
+
+def atx_text(line: str) -> str | None:
+    """The title of the ATX heading `line` is (`## Title ##` is `Title`), "" for one without a
+    title (`##`), None when the line is no ATX heading. The closing `#`s go where a space or tab
+    stands before them; a title of `#`s alone stays (`# ###` is `###`)."""
+    opened = ATX_OPEN_RE.match(line)
+    if opened is None:
+        return None
+    start, end = opened.end(), _before_run(line, len(line), " \t")
+    while start < end and line[start] in " \t":
+        start += 1
+    hashes = _before_run(line, end, "#")
+    if start < hashes < end and line[hashes - 1] in " \t":
+        end = _before_run(line, hashes, " \t")
+    return line[start:end]
+
+
+def _before_run(text: str, end: int, chars: str) -> int:
+    """Where the run of `chars` that ends at `end` starts (the line is cut once, at the end)."""
+    while end > 0 and text[end - 1] in chars:
+        end -= 1
+    return end
 
 
 def is_markdown(path: str) -> bool:
@@ -134,7 +161,7 @@ def comment_bodies(text: str, markdown: bool = False) -> list[str | None]:
     bodies: list[str | None] = []
     closer: re.Pattern[str] | None = None
     fenced = False
-    for line in text.splitlines():
+    for line in git_lines(text):
         if closer is None and line.lstrip()[:1] not in _OPENING:
             bodies.append(None)  # neither in a comment nor opening one (nor a fence): most lines
             continue
@@ -166,11 +193,10 @@ def line_comment(line: str) -> str | None:
 
 def lines_stand_alone(text: str, markdown: bool) -> bool:
     """Whether each line's comment, and so its heading, is the line's own business: no Markdown
-    (fences, setext underlines), no block comment opening anywhere, and lines cut at line feeds
-    alone (str.splitlines also cuts at carriage returns, NEL, U+2028...). Then the lines a diff
+    (fences, setext underlines) and no block comment opening anywhere. Then the lines a diff
     touches are read without the rest of the file: a values.yaml of 6,000 lines costs ~60 ms read
     whole."""
-    if markdown or odd_breaks(text):
+    if markdown:
         return False
     return not _opens_at(text, "/*", _HELM_OPENING_RE) and not _opens_at(text, "<!--", _SPACE_RE)
 
@@ -178,8 +204,7 @@ def lines_stand_alone(text: str, markdown: bool) -> bool:
 def block_comment_lines(text: str) -> list[tuple[int, int]]:
     """The lines of each block comment comment_bodies reads in a text that is not Markdown, one
     opened and closed on a line included: (first, last) 0-based line indexes, in order. Found by
-    searching for openers and closers, not line by line; the text's lines are cut at `\n` alone
-    (no odd_breaks)."""
+    searching for openers and closers, not line by line; lines are git's (bot/textlines.py)."""
     spans: list[tuple[int, int]] = []
     line, at, pos = 0, 0, 0  # `line` is the index of the line that starts at `at`
     while (opened := _next_opening(text, pos)) is not None:
@@ -210,12 +235,6 @@ def _next_opening(text: str, pos: int) -> tuple[int, int, re.Pattern[str]] | Non
         if line is not None:
             found = (line[0], line[1] + len(token), closer)
     return found
-
-
-def odd_breaks(text: str) -> bool:
-    if any(c in text for c in "\r\x0b\x0c\x1c\x1d\x1e"):
-        return True
-    return not text.isascii() and any(c in text for c in "\x85\u2028\u2029")
 
 
 def _opens_at(text: str, opener: str, before: re.Pattern[str]) -> bool:
@@ -293,7 +312,7 @@ def markdown_heading_lines(text: str) -> dict[int, str]:
     """The same headings as written, inner spacing kept: GitHub's anchors turn every space into a
     hyphen, so `A  B` and `A B` link differently."""
     found: dict[int, str] = {}
-    lines = text.splitlines()
+    lines = git_lines(text)
     joined = "\n".join(lines)
     fenced = fenced_lines(lines, joined)
     # Only a line starting with `#`, `=` or `-` can be a heading or an underline: those are found by
@@ -302,8 +321,8 @@ def markdown_heading_lines(text: str) -> dict[int, str]:
         line = lines[index]
         if index in fenced:
             continue
-        if (match := ATX_RE.match(line)) and match.group(1):
-            found[index + 1] = match.group(1).strip()
+        if title := atx_text(line):
+            found[index + 1] = title.strip()
         elif index > 0 and SETEXT_RE.match(line) and _setext_text(lines[index - 1]):
             found[index] = lines[index - 1].strip()
     return found

@@ -10,11 +10,12 @@ from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 from checks.headings.filetext import FileText
 from checks.headings.refs import Unit, blank, parse_unit
 from checks.headings.text import (
-    ATX_RE,
     MAX_MEMO_CHARS,
+    atx_text,
     block_comment_lines,
     caps_heading_span,
     collapse,
@@ -40,7 +41,7 @@ def file_units(
     markdown, prose = file.markdown, file.path.lower().endswith(PROSE_SUFFIXES)
     if wanted is not None and not prose and file.stands_alone:
         pieces = _wanted_code_pieces(file.lines, wanted)
-    elif wanted is not None and not prose and not markdown and not file.odd_breaks:
+    elif wanted is not None and not prose and not markdown:
         pieces = _wanted_stretch_pieces(file, wanted)
     else:
         pieces = _pieces(markdown, prose, file.text)
@@ -90,7 +91,7 @@ def _wanted_stretch_pieces(file: FileText, wanted: frozenset[int]) -> tuple[Piec
     comment lines around it, up to the lines outside every block comment that hold none. Nothing
     carries across such a line (it ends a run of comment lines, no block is open there, and it is
     a piece of code alone), so a stretch cuts as it does in the whole file."""
-    lines = file.lines  # cut at `\n` alone: no odd breaks
+    lines = file.lines
     spans = block_comment_lines(file.text)
     starts = [first for first, _ in spans]
 
@@ -113,7 +114,7 @@ def _wanted_stretch_pieces(file: FileText, wanted: frozenset[int]) -> tuple[Piec
             lo -= 1
         while hi + 1 < len(lines) and not free(hi + 1):
             hi += 1
-        # Each line ended by its break: a stretch may end in empty lines, which splitlines keeps.
+        # Each line ended by its break: a stretch may end in empty lines, which git_lines keeps.
         stretch = "".join(line + "\n" for line in lines[lo : hi + 1])
         for start, block, bare in _pieces(False, False, stretch):
             (comments if bare else code).append((lo + start, block, bare))
@@ -167,18 +168,22 @@ def _table_rows(start: int, block: list[str]) -> list[tuple[int, list[str]]]:
     unchanged row of a regenerated table is not read again (a table of 800 rows is one paragraph
     of 95 KB)."""
     for k in range(1, len(block)):
-        if "|" in block[k - 1] and "|" in block[k] and _TABLE_DELIMITER_RE.fullmatch(block[k]):
+        if "|" in block[k - 1] and "|" in block[k] and TABLE_DELIMITER_RE.fullmatch(block[k]):
             rows = [(start + i, [line]) for i, line in enumerate(block) if i >= k - 1]
             return ([(start, block[: k - 1])] if k > 1 else []) + rows
     return [(start, block)]
 
 
 # The row under a GitHub table's header: cells of dashes, each maybe with colons for alignment.
-_TABLE_DELIMITER_RE = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+# Possessive: the runs of spaces on either side of a `|` never give back what the other may take
+# (a line of spaces was tried at every split of it, quadratic).
+TABLE_DELIMITER_RE = re.compile(
+    r"[ \t]*+\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*+"
+)
 
 
 def _blank_headings(markdown: bool, text: str) -> list[str]:
-    out = text.splitlines()
+    out = git_lines(text)
     bodies = comment_bodies(text, markdown)
     for heading in headings_in(markdown, text, bodies):
         index = heading.line - 1
@@ -197,7 +202,7 @@ def _blank_headings(markdown: bool, text: str) -> list[str]:
 
 def _code_pieces(markdown: bool, text: str) -> tuple[Piece, ...]:
     bodies = comment_bodies(text, markdown)
-    lines = text.splitlines()
+    lines = git_lines(text)
     pieces: list[Piece] = []
     for start, block in _runs([(i, b is not None) for i, b in enumerate(bodies)], bodies):
         pieces.append((start, tuple(b or "" for b in block), True))
@@ -228,7 +233,7 @@ def _blank_fences(lines: list[str]) -> list[str]:
 
 def _own_heading(line: str) -> bool:
     """A line that is a heading of the text itself (`## Summary`, `WHAT CHANGED:`), not a quote."""
-    if ATX_RE.match(line):
+    if atx_text(line) is not None:
         return True
     words = line.strip().rstrip(":")
     return bool(words) and comment_heading(words) == collapse(words)
@@ -237,6 +242,6 @@ def _own_heading(line: str) -> bool:
 def prose_units(text: str) -> list[Unit]:
     """Paragraphs of a PR title, description or commit message, without its fenced code and its
     own headings."""
-    lines = ["" if _own_heading(line) else line for line in _blank_fences(text.splitlines())]
+    lines = ["" if _own_heading(line) else line for line in _blank_fences(git_lines(text))]
     blocks = _runs([(i, line.strip() != "") for i, line in enumerate(lines)], lines)
     return [parse_unit(block, None) for _, block in blocks]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from bot.engine.context import Context
 from bot.engine.report import Finding
 from bot.engine.suggestion import Suggestion, with_suggestion
+from bot.textlines import git_lines
 
 # `key: value  # comment`, the value plain or quoted: what a one-value edit keeps around the value.
 _SCALAR = r"""^(?P<lead>\s*(?:-\s+)?["']?{key}["']?[ \t]*:[ \t]*)(?P<quote>["']?)(?P<value>[^"'#\s]*)(?P=quote)(?P<rest>[ \t]*(?:#.*)?)$"""
@@ -33,7 +34,7 @@ def edit(
     source = ctx.head.text(path)
     if source is None:
         return None
-    lines = source.splitlines()
+    lines = git_lines(source)
     if not 1 <= start <= end + 1 <= len(lines) + 1:
         return None
     old, new = lines[start - 1 : end], list(new_lines)

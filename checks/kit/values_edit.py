@@ -19,6 +19,7 @@ from bot.engine.report import Finding, ValuesLine
 from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 from checks.kit.suggest import block_end, indent, propose, with_value
 
 # `key:` at the start of a line of a values file (not a list item's: `- name:` edits are not ours).
@@ -69,7 +70,7 @@ def propose_value(ctx: ChartContext, f: Finding, value: Any) -> Finding:
     source = ctx.head.text(at.path) if at is not None else None
     if at is None or source is None or f.path != at.path:
         return f
-    lines = source.splitlines()
+    lines = git_lines(source)
     if not 1 <= at.line <= len(lines):
         return f
     text = lines[at.line - 1]
@@ -84,7 +85,7 @@ def propose_value(ctx: ChartContext, f: Finding, value: Any) -> Finding:
     step = _step(lines, at.line, end)
     pad = " " * (len(found["lead"]) + step)
     body = yaml.safe_dump(dict(value), default_flow_style=False, sort_keys=False, indent=step)
-    new = [f"{found['lead']}{found['key']}:", *(pad + row for row in body.splitlines())]
+    new = [f"{found['lead']}{found['key']}:", *(pad + row for row in git_lines(body))]
     return propose(f, ctx, at.line, end, new)
 
 

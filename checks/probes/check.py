@@ -20,6 +20,7 @@ from bot.engine.origin import container_origin
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from bot.lru import IdentityMemo
+from bot.textlines import git_lines
 from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
@@ -360,7 +361,7 @@ def _line(tree: Tree, doc: Document, container: Container, *patterns: str) -> in
 def _only_line(source: str | None, pattern: str) -> int | None:
     """The one line of `source` matching `pattern`, or None (none, or several: no telling)."""
     rx = re.compile(pattern)
-    hits = [n for n, text in enumerate((source or "").splitlines(), 1) if rx.search(text)]
+    hits = [n for n, text in enumerate(git_lines(source or ""), 1) if rx.search(text)]
     return hits[0] if len(hits) == 1 else None
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding
+from bot.textlines import git_lines
 from checks.kit.containers import pod_containers
 from checks.kit.suggest import propose, scalar, with_value
 from checks.kit.template_lines import block_line, key_pattern
@@ -31,13 +32,13 @@ def suggest(ctx: ChartContext, f: Finding) -> Finding:
         line = block_line(source, line, key_pattern("port"))
     if name is None or source is None or line is None:
         return f
-    text = source.splitlines()[line - 1]
+    text = git_lines(source)[line - 1]
     changed = with_value(text, "port", name) if scalar(text, "port") == port else None
     return f if changed is None else propose(f, ctx, line, line, [changed])
 
 
 def _is_port(source: str, line: int) -> bool:
-    lines = source.splitlines()
+    lines = git_lines(source)
     return 1 <= line <= len(lines) and re.search(key_pattern("port"), lines[line - 1]) is not None
 
 

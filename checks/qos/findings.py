@@ -12,6 +12,7 @@ from bot.engine.manifests import container_name_line
 from bot.engine.origin import container_origin
 from bot.engine.report import Finding, Origin, Severity
 from bot.git.objects import Tree
+from bot.textlines import git_lines
 from checks.kit.template_lines import container_line, key_pattern, kind_line, nested_line
 from checks.qos.classes import Cause, QoSClass
 from checks.qos.compare import Change, ChangeKind, PodView
@@ -282,7 +283,7 @@ def _locate_pod(tree: Tree, view: PodView) -> Where:
     if (
         line is None
         or source is None
-        or not re.search(key_pattern(RESOURCES), source.splitlines()[line - 1])
+        or not re.search(key_pattern(RESOURCES), git_lines(source)[line - 1])
     ):
         line = kind_line(source, view.doc.kind)
     return Where(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.engine.markdown_safe import cell, inline, prose
+from bot.engine.markdown_safe import cell, inline
 from bot.engine.report import CRASHED, Finding, icon
 from checks.qos.fix import fix_sentence
 
@@ -33,14 +33,14 @@ def _chart(path: str, findings: Sequence[Finding], data: Mapping[str, Any]) -> s
     if rows:
         lines += [TABLE_HEAD, *(_row(f) for f in rows)]
     elif data.get("not_reviewed"):  # nothing rendered to compare: say so, not "no change"
-        lines.append(NOT_REVIEWED_LINE.format(why=prose(str(data["not_reviewed"]))))
+        lines.append(NOT_REVIEWED_LINE.format(why=inline(str(data["not_reviewed"]))))
     elif not any(f.rule == CRASHED for f in mine):  # a check that did not finish says nothing
         lines.append(NO_CHANGES)
     unchanged = _unchanged(data)
     if unchanged:
         lines += ["", UNCHANGED.format(counts=inline(unchanged))]
-    if others:
-        lines += ["", *(f"- {icon(f.severity)} {prose(f.message)}" for f in others)]
+    if others:  # a bullet is one line of ours: a name's line break must not end it
+        lines += ["", *(f"- {icon(f.severity)} {inline(f.message)}" for f in others)]
     return "\n".join(lines)
 
 

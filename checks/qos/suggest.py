@@ -16,6 +16,7 @@ import yaml
 
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding
+from bot.textlines import git_lines
 from checks.kit.suggest import TEMPLATED, block_end, indent, propose
 from checks.kit.template_lines import ListItem, container_item, container_items
 from checks.kit.values_edit import base_value, head_value, propose_value, values_line
@@ -40,7 +41,7 @@ def suggest(ctx: ChartContext, f: Finding) -> Finding:
     item = container_item(container_items(source), block["container"], block["role"])
     if item is None:
         return f
-    found = _edit(source.splitlines(), item, block["resources"])
+    found = _edit(git_lines(source), item, block["resources"])
     return f if found is None else propose(f, ctx, *found)
 
 

@@ -10,6 +10,7 @@ import re
 import shlex
 from typing import NamedTuple
 
+from bot.textlines import git_lines
 from checks.selectors.labels import Selector, parse_selector
 
 KUBECTL = re.compile(r"(?<![\w./-])kubectl(?![\w-])")
@@ -65,7 +66,7 @@ class _Command(NamedTuple):
 def kubectl_selectors(script: str) -> list[ScriptSelector]:
     """Every evaluable `-l`/`--selector` of every kubectl command in `script`."""
     found = []
-    for line in script.replace("\\\n", " ").splitlines():
+    for line in git_lines(script.replace("\\\n", " ")):
         for match in KUBECTL.finditer(line):
             found += _evaluable(_command(_words(_quoted_rest(line, match.end()))))
     return found

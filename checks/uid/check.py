@@ -18,6 +18,7 @@ from bot.engine.context import ChartContext, ChartRenders, Rendered
 from bot.engine.manifests import Document
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
+from bot.textlines import git_lines
 from checks.kit.containers import Container, containers, mapping, render_workloads
 from checks.kit.delta import Issue, compare
 from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
@@ -155,7 +156,7 @@ def _pod_security_line(source: str | None) -> int | None:
     """The pod-level `securityContext:` (indented like `containers:`), or its runAsUser line."""
     if not source:
         return None
-    lines = source.splitlines()
+    lines = git_lines(source)
     marker = next((t for t in lines if t.lstrip().startswith("containers:")), None)
     if marker is None:
         return None

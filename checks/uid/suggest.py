@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding
+from bot.textlines import git_lines
 from checks.kit.suggest import propose, scalar
 
 
@@ -14,7 +15,7 @@ def suggest(ctx: ChartContext, f: Finding) -> Finding:
     if f.data.get("preexisting") or not f.path or not f.line:
         return f
     source = ctx.head.text(f.path)
-    lines = source.splitlines() if source is not None else []
+    lines = git_lines(source) if source is not None else []
     if not 1 <= f.line <= len(lines):
         return f
     if scalar(lines[f.line - 1], "runAsUser") != str(f.data.get("run_as_user")):

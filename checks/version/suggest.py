@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding
+from bot.textlines import git_lines
 from bot.versions.claims import Status
 from checks.kit.suggest import propose, with_value
 from checks.version.findings import app_habit
@@ -28,7 +29,7 @@ def suggest(ctx: ChartContext, a: Assessment, f: Finding) -> Finding:
     text = ctx.head.text(head.file) if head is not None else None
     if head is None or text is None or head.version_line is None:
         return f
-    lines = text.splitlines()
+    lines = git_lines(text)
     app_line = next((n for n, t in enumerate(lines, 1) if _APP_VERSION_LINE.match(t)), None)
     equal = base is not None and base.version is not None and base.app_version == base.version
     # appVersion follows the version only where the chart keeps them together, not by chance.

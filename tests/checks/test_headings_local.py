@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.textlines import git_lines
 from checks.headings import filetext, units
 from checks.headings.files import heading_pattern
 from checks.headings.filetext import FileText, StretchedLines
@@ -119,10 +120,11 @@ def test_a_values_file_is_read_by_its_lines_a_template_with_block_comments_whole
     assert not lines_stand_alone("{{/* NOTE HERE */}}\n" + values, markdown=False)
     assert not lines_stand_alone("a: 1\n  <!-- open\n", markdown=False)
     assert not lines_stand_alone(values, markdown=True)  # fences and setext underlines
-    assert not lines_stand_alone(values.replace("\n", "\r\n"), markdown=False)
-    # After a carriage return, a line opens a block comment that a look at `\n` alone misses.
+    # Lines are git's: a carriage return (or a form feed, U+2028) breaks none, so what follows it on
+    # its line opens no block comment.
+    assert lines_stand_alone(values.replace("\n", "\r\n"), markdown=False)
     hidden = "a: 1\r{{/*\n# SECTION TITLE HERE\n  see README.md\n*/}}\n"
-    assert not lines_stand_alone(hidden, markdown=False)
+    assert lines_stand_alone(hidden, markdown=False)
     wanted = frozenset({2, 3})
     assert file_units(FileText("x.tpl", hidden), wanted) == whole_file_units(
         "x.tpl", hidden, wanted
@@ -146,12 +148,16 @@ def test_a_comment_block_around_an_added_line_is_one_unit_with_its_heading_blank
 
 
 @settings(max_examples=300, deadline=None, database=None, print_blob=True)
-@given(st.lists(st.text(alphabet="ab’ #", max_size=6), max_size=30), st.booleans(), st.data())
-def test_a_long_texts_lines_are_cut_as_splitlines_cuts_them(
+@given(
+    st.lists(st.text(alphabet="ab’ #\r\x0c\u2028", max_size=6), max_size=30),
+    st.booleans(),
+    st.data(),
+)
+def test_a_long_texts_lines_are_cut_as_git_cuts_them(
     lines: list[str], ended: bool, data: st.DataObject
 ) -> None:
     text = "\n".join(lines) + ("\n" if ended and lines else "")
-    whole = text.splitlines()
+    whole = git_lines(text)
     stretch = filetext.STRETCH_CHARS
     try:
         for filetext.STRETCH_CHARS in (0, 1, 7, stretch):  # a stretch a line, a few, all of it
@@ -183,8 +189,9 @@ def test_a_long_file_is_read_by_its_stretches(monkeypatch: pytest.MonkeyPatch) -
     assert file_units(file, frozenset({401})) == whole_file_units(
         "crd.yaml", text, frozenset({401})
     )
-    # Odd line breaks: splitlines cuts more than `\n`, so the lines are cut whole, as before.
-    assert isinstance(FileText("crd.yaml", text + "a\rb\n").lines, tuple)
+    # A carriage return breaks no line: the text is still read a stretch at a time.
+    odd = FileText("crd.yaml", text + "a\rb\x0cc\n")
+    assert isinstance(odd.lines, StretchedLines) and list(odd.lines) == git_lines(odd.text)
 
 
 HEADINGS = ["SECTION ONE TITLE", "UPGRADE NOTES", "ALPHA BETA", "Values", "X Y"]
@@ -218,6 +225,6 @@ def test_the_units_that_may_quote_a_heading_are_found_by_its_first_words_lines(
     file = FileText(path, text)
     words = heading_pattern(removed, whole_words=False)
     first = re.compile("|".join(re.escape(r.split()[0]) for r in removed))
-    lines = None if file.odd_breaks else _lines_holding(text, first)
+    lines = _lines_holding(text, first)
     whole = [u for u in file_units(FileText(path, text)) if words.search(u.text)]
     assert file_units(file, lines, holding=words) == whole

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.textlines import git_lines
 from checks.headings import refs as refs_module
 from checks.headings.filetext import FileText
 from checks.headings.refs import (
@@ -27,10 +28,10 @@ from checks.headings.refs import (
     references,
 )
 from checks.headings.text import (
-    ATX_RE,
     SETEXT_RE,
     Heading,
     _setext_text,
+    atx_text,
     comment_bodies,
     comment_heading,
     fenced_lines,
@@ -488,6 +489,18 @@ MARKDOWN_LINES = [
 ]
 
 
+# ATX headings as a pattern reads them, the reference atx_text is held to (the pattern itself tried
+# the closing `#`s at every character of a title, each try reading a run of spaces on: quadratic).
+_REFERENCE_ATX_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+
+
+@settings(max_examples=3000, deadline=None, database=None, print_blob=True)
+@given(st.text(alphabet=" \t#ab\x0b\x0c\r\u2028", max_size=14))
+def test_an_atx_heading_is_read_as_the_pattern_reads_it(line: str) -> None:
+    match = _REFERENCE_ATX_RE.match(line)
+    assert atx_text(line) == (None if match is None else match.group(1) or "")
+
+
 def _reference_fenced(lines: list[str]) -> frozenset[int]:
     """Fenced lines read line by line: each fence toggles, the lines between are inside."""
     fenced, inside = set(), False
@@ -506,14 +519,14 @@ def test_fences_and_headings_found_by_search_are_those_read_line_by_line(
     lines: list[str], end: str
 ) -> None:
     text = "\n".join(lines) + end
-    split = text.splitlines()
+    split = git_lines(text)
     fenced = _reference_fenced(split)
     assert fenced_lines(split) == fenced
     expected = {}
     for index, line in enumerate(split):
         if index in fenced:
             continue
-        if (match := ATX_RE.match(line)) and match.group(1):
+        if (match := _REFERENCE_ATX_RE.match(line)) and match.group(1):
             expected[index + 1] = match.group(1).strip()
         elif index > 0 and SETEXT_RE.match(line) and _setext_text(split[index - 1]):
             expected[index] = split[index - 1].strip()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.markdown_safe import cell, cell_code, code, inline, prose
+from bot.engine.markdown_safe import cell, cell_code, code, inline, one_line, prose
 
 ZWJ = "\u200d"
+ZWSP = "\u200b"
 MENTIONS = "@alice @bob"
 IMG = "<img src=https://x/t.png>"
 VERDICT = "## ✅ chart-review: no findings"
@@ -143,3 +144,21 @@ def test_code(text: str, expected: str) -> None:
 
 def test_cell_code_escapes_the_pipe_that_would_end_the_cell() -> None:
     assert cell_code("a|b`c") == "``a\\|b`c``"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a\n::warning::X", f"a\n{ZWSP}::warning::X"),
+        ("   ::error file=a::b", f"   {ZWSP}::error file=a::b"),
+        ("see ##[warning]x and ##[group]", f"see ##{ZWSP}[warning]x and ##{ZWSP}[group]"),
+        ("a::b ::c", "a::b ::c"),  # not at the line's start: text to the runner
+    ],
+)
+def test_no_line_of_prose_is_a_workflow_command(text: str, expected: str) -> None:
+    assert prose(text) == expected
+
+
+def test_a_name_on_a_plain_line_shows_its_line_break() -> None:
+    assert one_line("a\n::warning::X\u2028") == "a\\u000a::warning::X\\u2028"
+    assert one_line("::x") == f"{ZWSP}::x"

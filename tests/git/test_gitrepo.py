@@ -468,3 +468,14 @@ def test_first_parent_positions_stop_git_at_the_oldest_wanted(tmp_path: Path) ->
         g.sha("develop~3"): 3,
     }
     assert _children() == before  # git stopped and reaped, its list unread
+
+
+def test_a_subject_holding_a_line_separator_is_one_commits(tmp_path: Path) -> None:
+    """git ends each line of its output with `\\n` alone: a subject holding U+2028 (or NEL) is one
+    subject, not a second line forging a commit whose subject says a PR merged."""
+    g = GitBuilder(tmp_path / "r").write("a.txt", "1").commit("init")
+    forged = "fix\u2028" + "0" * 40 + " Merge pull request #12 from x\x85y"
+    tip = g.write("a.txt", "2").commit(forged).sha()
+    line = GitRepo(g.path).first_parent_line(tip, 10)
+    assert [subject for _, subject in line] == [forged, "init"]
+    assert line[0][0] == tip

@@ -12,6 +12,7 @@ from bot.engine.diff_section import SAID, SAME, groups, report_diffs, unchanged_
 from bot.engine.markdown_safe import show_hidden
 from bot.engine.rendered_diff import CHANGED, UNCHANGED, ChartDiff
 from bot.engine.report import Report
+from bot.textlines import git_lines
 
 TITLE = diff_section.HEADING.lstrip("# ")  # the markdown's heading, without its `###`
 # The first prefix a line starts with gives its colour; `#` is `--diff`'s line naming the chart.
@@ -31,7 +32,7 @@ NAMED_OBJECTS = 3
 def coloured(text: str) -> Text:
     """A unified diff (or `--diff`'s whole text), each line in its colour."""
     out = Text()
-    for line in text.splitlines():
+    for line in git_lines(text):
         style = next((s for prefix, s in LINE_STYLES if line.startswith(prefix)), "")
         out.append(show_hidden(line), style=style)
         out.append("\n")

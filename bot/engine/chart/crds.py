@@ -22,6 +22,7 @@ from bot.kube.capabilities import Capabilities, crd_api_versions
 from bot.lru import BoundedCache
 from bot.tarball.headers import ArchiveRefused
 from bot.tarball.reader import Member, members
+from bot.textlines import git_lines
 
 # Helm's CRD files (`Chart.CRDObjects`): under the chart's or a subchart's `crds/`, a manifest by
 # its extension; in a vendored archive, the same path inside its chart.
@@ -91,7 +92,7 @@ _ENTRIES: BoundedCache[tuple[str, str, str], dict[str, str]] = BoundedCache(512)
 
 def _read_entries(tree: GitTree, chart_dir: str, at: str) -> dict[str, str]:
     prefix = dir_prefix(chart_dir)
-    rules = parse_rules((tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
+    rules = parse_rules(git_lines(tree.text(f"{prefix}{HELMIGNORE}") or ""))
     out = {}
     for path in tree.paths(chart_dir):
         entry, rel = tree.entry(path), path[len(prefix) :]

@@ -14,6 +14,7 @@ from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 
 CHART_FILE = "Chart.yaml"
 # An apiVersion v1 chart's dependencies, which Helm 3 still reads: their `dependencies:` replace
@@ -258,7 +259,7 @@ def content_paths(
     excluded by the chart's `.helmignore`."""
     prefix = chart_path.rstrip("/") + "/" if chart_path not in ("", ".") else ""
     globs = parse_rules([*DEFAULT_IGNORE, *ignore])
-    helm = parse_rules((helmignore or "").splitlines())
+    helm = parse_rules(git_lines(helmignore or ""))
     found = []
     for path in paths:
         if not path.startswith(prefix):

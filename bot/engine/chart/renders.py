@@ -50,6 +50,7 @@ from bot.render.base import RENDER_WORKERS, Renderer
 from bot.render.cache import RenderCache
 from bot.render.lint import can_lint
 from bot.tarball.reader import ONE_CHART, Budget, OverCap
+from bot.textlines import git_lines
 
 SIDES = ("base", "head")
 # Vendored subchart archives by blob id → why one must be refused (None: safe) and what reading it
@@ -546,7 +547,7 @@ def helm_reads(tree: GitTree, chart_dir: str) -> list[str]:
     symbolic link a chart keeps for its developers, say) Helm never opens, so no check refuses the
     chart for it."""
     prefix = dir_prefix(chart_dir)
-    rules = parse_rules((tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
+    rules = parse_rules(git_lines(tree.text(f"{prefix}{HELMIGNORE}") or ""))
     paths = tree.paths(chart_dir)
     if not rules:
         return list(paths)
@@ -620,7 +621,7 @@ class _Archiver:
         # Helm's own directory loader skips what .helmignore names, and `helm dependency build`
         # packages each dependency so, by its own: an archive must be built so.
         prefix = dir_prefix(chart.directory)
-        rules = parse_rules((self.tree.text(f"{prefix}{HELMIGNORE}") or "").splitlines())
+        rules = parse_rules(git_lines(self.tree.text(f"{prefix}{HELMIGNORE}") or ""))
         left_out = frozenset(p[len(prefix) :] for p in self.left_out if p.startswith(prefix))
         return Layer(
             chart.directory,

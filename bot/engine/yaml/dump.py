@@ -25,6 +25,7 @@ import yaml
 
 from bot.engine.yaml.plain import RESOLVED_MAX_CHARS, reads_as_itself, resolved
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 
 # One value a line, however long: a folded line would make a one-word change look like several.
 WIDE = 1 << 20
@@ -251,7 +252,7 @@ def pyyaml_lines(value: Any) -> list[str]:
         dumper.close()
     finally:
         dumper.dispose()
-    return stream.getvalue().splitlines(keepends=True)
+    return git_lines(stream.getvalue(), keepends=True)
 
 
 def _node(value: Any, dumper: yaml.SafeDumper) -> yaml.Node:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import yaml
 
+from bot.textlines import git_line
+
 YAML_FAILURES: tuple[type[BaseException], ...] = (
     yaml.YAMLError,
     KeyError,
@@ -17,7 +19,12 @@ YAML_FAILURES: tuple[type[BaseException], ...] = (
 )
 
 
-def problem_at(exc: BaseException) -> tuple[int | None, object]:
-    """The 1-based line a YAML failure names (None when it names none) and what it says."""
+def problem_at(exc: BaseException, text: str | None = None) -> tuple[int | None, object]:
+    """The 1-based line a YAML failure names (None when it names none) and what it says: with the
+    `text` parsed, the line as git numbers it (YAML also breaks lines at `\\r`, NEL, U+2028 and
+    U+2029, bot/textlines.py)."""
     mark = getattr(exc, "problem_mark", None)
-    return (mark.line + 1 if mark is not None else None), getattr(exc, "problem", None) or exc
+    problem = getattr(exc, "problem", None) or exc
+    if mark is None:
+        return None, problem
+    return (git_line(text, mark.line) if text is not None else mark.line + 1), problem

@@ -53,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from all_charts_bench import RecordingRenderer, children_cpu  # noqa: E402
+from cold_bench import cold_ratios  # noqa: E402
 
 from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
 from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
@@ -226,6 +227,12 @@ def main() -> None:
         "--pr", type=int, action="append", default=[], help="a PR of --repo to review (repeatable)"
     )
     parser.add_argument("--base", help="--repo's integration branch (default: its HEAD's)")
+    parser.add_argument(
+        "--ways",
+        default="cold,cli,app,warm",
+        help="the mirror case's reviews, comma-separated: cold (a fresh CLI process against a "
+        "fresh process doing Helm's whole work, bench/cold_bench.py), cli, app, warm",
+    )
     parser.add_argument(
         "--prs", type=int, default=600, help="refs/pull/N/head of the real-shaped case"
     )
@@ -577,23 +584,30 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
     base = args.base or repo.default_branch() or "main"
     develop = repo.resolve(base)
     assert develop is not None, f"{args.repo}: no branch {base}"
+    ways = [way for way in args.ways.split(",") if way]
     print(
         f"mirror {args.repo} ({len(repo.refs('refs/pull'))} PR refs), {base}; {args.rounds} rounds"
     )
     for number in args.pr:
         head = repo.resolve(f"refs/pull/{number}/head")
         assert head is not None, f"{args.repo}: no refs/pull/{number}/head"
+        if "cold" in ways:
+            cold = cold_ratios(args.repo, base, f"refs/pull/{number}/head", args.rounds)
+            print(f"#{number}: " + (cold.line() if cold else "renders no chart"))
+        in_process = [way for way in ("cli", "app", "warm") if way in ways]
+        if not in_process:
+            continue
         listed = discover_open_prs(repo, develop, None, head, exclude_number=number)
         inputs = _mirror_inputs(repo, base, develop, number, listed)
         recorded = record_helm_work(repo, helm, inputs["cli"])
         if not recorded.jobs:
             print(f"#{number}: renders nothing offline (its charts' dependencies are not vendored)")
             continue
-        ratios: dict[str, list[float]] = {"cli": [], "app": [], "warm": []}
+        ratios: dict[str, list[float]] = {way: [] for way in in_process}
         walls: dict[str, list[float]] = {way: [] for way in ratios}
         floors = []
         for _ in range(args.rounds):
-            for way in ("cli", "app", "warm"):
+            for way in in_process:
                 clear_parse_cache(), clear_memo()
                 if way != "warm":
                     repo.clear_listings(), clear_all()

@@ -58,7 +58,9 @@ def render(chart_dir: Path, values: dict[str, Any]) -> int:
     """One profile rendered and parsed: the number of documents."""
     try:
         with helm_python.Chart.load(chart_dir) as chart:
-            manifests = chart.render(values=values, name=RELEASE, namespace=NAMESPACE, is_install=True)
+            manifests = chart.render(
+                values=values, name=RELEASE, namespace=NAMESPACE, is_install=True
+            )
     except helm_python.HelmError:
         return 0  # a failed render costs its time all the same
     return sum(parse(text) for name, text in manifests.items() if not name.endswith(NOT_MANIFESTS))

@@ -43,6 +43,7 @@ from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitRepo
+from bot.git.repo import close_all as close_repositories
 from bot.kube.capabilities import parse_api_versions, parse_kube_version
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
@@ -337,7 +338,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     tune_for_reviews()
     try:
         args = build_parser().parse_args(argv)
-        return int(args.func(args))
+        try:
+            return int(args.func(args))
+        finally:
+            # Every git process the command started ends and is reaped here, not left behind.
+            close_repositories()
     except ChartReviewError as exc:
         return fail(str(exc))
     except BrokenPipeError:

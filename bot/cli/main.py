@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from bot import __version__
+import bot
 from bot.app.settings import render_limits
 from bot.cli import action_args as action_cli
 from bot.cli import list_changed as list_changed_cli
@@ -59,6 +59,14 @@ FAIL_ON = {
     "warning": frozenset({Severity.FAILURE, Severity.WARNING}),
     "never": frozenset(),
 }
+
+
+class _Version(argparse.Action):
+    """`--version`, the installed release read only when asked (bot/__init__.py)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        print(f"{PROG} {bot.__version__}")
+        parser.exit()
 
 
 class Parser(argparse.ArgumentParser):
@@ -320,7 +328,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the release and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_review(sub)
     qos_cli.add_parser(sub)

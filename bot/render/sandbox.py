@@ -29,7 +29,6 @@ import time
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import IO, Any
 
@@ -295,6 +294,8 @@ class SandboxedHelm:
     """The Renderer protocol over a pool of `workers` render processes, started on first use."""
 
     def __init__(self, limits: SandboxLimits | None = None, workers: int = RENDER_WORKERS) -> None:
+        from importlib.metadata import version as package_version  # only where one renders
+
         self.limits = limits or SandboxLimits()
         # In the cache key: a render that failed on a limit may pass under another.
         self.version = (

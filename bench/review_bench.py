@@ -600,12 +600,16 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
         listed = discover_open_prs(repo, develop, None, head, exclude_number=number)
         inputs = _mirror_inputs(repo, base, develop, number, listed)
         recorded = record_helm_work(repo, helm, inputs["cli"])
+        # The PR's own Helm work (no other PR's render for the duplicates check): the floor that
+        # does not move when the review renders fewer other PRs.
+        own = record_helm_work(repo, helm, inputs["own"])
         if not recorded.jobs:
             print(f"#{number}: renders nothing offline (its charts' dependencies are not vendored)")
             continue
         ratios: dict[str, list[float]] = {way: [] for way in in_process}
+        own_ratios: dict[str, list[float]] = {way: [] for way in in_process}
         walls: dict[str, list[float]] = {way: [] for way in ratios}
-        floors = []
+        floors, own_floors = [], []
         for _ in range(args.rounds):
             for way in in_process:
                 clear_parse_cache(), clear_memo()
@@ -615,7 +619,9 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
                     _timed_review(repo, helm, inputs["app" if way == "warm" else way])
                 )
                 floors.append(recorded.replay_alone())
+                own_floors.append(own.replay_alone())
                 ratios[way].append(walls[way][-1] / floors[-1])
+                own_ratios[way].append(walls[way][-1] / own_floors[-1])
         figures = ", ".join(
             f"{way} {statistics.median(walls[way]) * 1000:.0f} ms = {statistics.median(r):.2f}x"
             for way, r in ratios.items()
@@ -625,6 +631,14 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
             f"#{number}: {len(recorded.jobs)} renders, {recorded.lints} linted, {len(listed)} other "
             f"open PRs; Helm's work for it alone {statistics.median(floors) * 1000:.0f} ms; review "
             f"{figures} (rounds: {rounds})"
+        )
+        against_own = ", ".join(
+            f"{way} {statistics.median(r):.2f}x" for way, r in own_ratios.items()
+        )
+        print(
+            f"#{number}: against the PR's own Helm work ({len(own.jobs)} renders, {own.lints} "
+            f"linted, no other PR's; alone {statistics.median(own_floors) * 1000:.0f} ms): "
+            f"{against_own}"
         )
 
 
@@ -641,7 +655,10 @@ def _mirror_inputs(
     def app() -> ReviewInput:
         return ReviewInput(base=base, head=head_ref, offline=True, open_prs=listed)
 
-    return {"cli": cli, "app": app}
+    def own() -> ReviewInput:
+        return ReviewInput(base=base, head=head_ref, offline=True)
+
+    return {"cli": cli, "app": app, "own": own}
 
 
 def _timed_review(repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]) -> float:

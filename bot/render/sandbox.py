@@ -364,6 +364,31 @@ class SandboxedHelm:
         finally:
             self._checkin(process, healthy)
 
+    def lint_alone(
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> Linted:
+        """The lint of a render made before, without rendering again: one reply, the lint's."""
+        request = _request(
+            archive, values, release, namespace, capabilities, lint=True, render=False
+        )
+        process = self._checkout()
+        healthy = False
+        try:
+            try:
+                (reply,) = process.replies(request, 1)
+            except _Stopped as stopped:
+                failure = _replaced(process, stopped)
+                return Linted(None, None, unfinished(failure), transient=failure.transient)
+            healthy = True
+            return Linted(None, None, tuple(LintEntry.from_json(e) for e in reply["lint"]))
+        finally:
+            self._checkin(process, healthy)
+
     def start(self) -> None:
         """Start the pool's processes now rather than at the first renders, without waiting for
         them: a command that reads history before it renders (replay) has them loaded by then,
@@ -446,6 +471,7 @@ def _request(
     namespace: str,
     capabilities: Capabilities,
     lint: bool,
+    render: bool = True,
 ) -> bytes:
     header = {
         "release": release,
@@ -453,6 +479,7 @@ def _request(
         "kube_version": capabilities.kube_version,
         "api_versions": list(capabilities.api_versions),
         "lint": lint,
+        "render": render,
     }
     return frame(json.dumps(header).encode(), values_json(values).encode(), archive)
 

@@ -10,6 +10,7 @@ Reported: the medians of each round's ratios, wall and CPU.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import statistics
@@ -111,8 +112,17 @@ def _listed(ratios: ColdRatios, what: str) -> str:
     return ", ".join(f"{getattr(r, what) / getattr(f, what):.2f}" for r, f in pairs)
 
 
+def compiled() -> None:
+    """The tree's bytecode, as an installed package has it (pip compiles at install): without it
+    (an editable install where PYTHONDONTWRITEBYTECODE is set) every process compiles every
+    module it imports, three times a review's imports."""
+    for package in ("bot", "checks"):
+        compileall.compile_dir(str(ROOT / package), quiet=1)
+
+
 def cold_ratios(repo: Path, base: str, head: str, rounds: int) -> ColdRatios | None:
     """The paired rounds; None where the review renders no chart (nothing for Helm to do)."""
+    compiled()
     with tempfile.TemporaryDirectory() as tmp:
         output = Path(tmp) / "report.json"
         review = review_command(repo, base, head, output)

@@ -3,7 +3,9 @@ or step that exists, whose every step has a shell, and whose inputs reach the en
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +96,52 @@ def test_the_review_step_passes_every_input_to_the_entry_point(action: dict[str,
     )
     assert environ["INPUT_GITHUB_TOKEN"] == "ghs_example"
     assert "chart-review" in review["run"] and "action" in review["run"]
+
+
+FAKE_PYTHON3 = """#!/bin/sh
+# `python3 -m venv DIR`: a venv whose pip notes what it installs and leaves the entry point.
+echo "python3 $*" >> "$LOG"
+mkdir -p "$3/bin"
+cat > "$3/bin/pip" <<'PIP'
+#!/bin/sh
+echo "pip $*" >> "$LOG"
+printf '#!/bin/sh\\n' > "$(dirname "$0")/chart-review"
+chmod +x "$(dirname "$0")/chart-review"
+PIP
+chmod +x "$3/bin/pip"
+"""
+
+
+def test_a_venv_installed_from_the_same_package_files_is_used_as_it_is(
+    action: dict[str, Any], tmp_path: Path
+) -> None:
+    """The install step makes the venv and installs the package once for a set of package files:
+    run again over the venv (a cache restored it), it installs nothing; a package file changed,
+    it installs again. A fake `python3 -m venv` and pip say what was run."""
+    package = tmp_path / "action"
+    for path in ("pyproject.toml", "bot/x.py", "checks/y.py", "webhooks/z.py"):
+        (package / path).parent.mkdir(parents=True, exist_ok=True)
+        (package / path).write_text(f"# {path}\n")
+    fake = tmp_path / "fake-bin"
+    fake.mkdir()
+    (fake / "python3").write_text(FAKE_PYTHON3)
+    (fake / "python3").chmod(0o755)
+    log = tmp_path / "log"
+    env = {
+        "PATH": f"{fake}:{os.environ['PATH']}",
+        "RUNNER_TEMP": str(tmp_path / "runner"),
+        "ACTION_PATH": str(package),
+        "LOG": str(log),
+    }
+    install = _steps(action)[0]["run"]
+
+    def run() -> list[str]:
+        subprocess.run(["bash", "-e", "-c", install], env=env, check=True, capture_output=True)
+        return log.read_text().splitlines() if log.exists() else []
+
+    venv = tmp_path / "runner" / "chart-review-venv"
+    made = [f"python3 -m venv {venv}", f"pip install --quiet --disable-pip-version-check {package}"]
+    assert run() == made
+    assert run() == made  # the same files: nothing run
+    (package / "bot" / "x.py").write_text("# changed\n")
+    assert run() == made + made

@@ -32,19 +32,25 @@ class Measured:
     cpu: float
 
 
-def measured(command: Sequence[str], cwd: Path = ROOT) -> Measured:
-    """One process's wall clock and CPU (its own and its reaped descendants'). Exit 0 or 1 (a
-    review's findings) is a run; anything else stops the bench with the process's stderr."""
+def measured(
+    command: Sequence[str],
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    ok: tuple[int, ...] = (0, 1),
+) -> Measured:
+    """One process's wall clock and CPU (its own and its reaped descendants'). An exit in `ok`
+    (a review's: 0, or 1 for its findings) is a run; any other stops the bench with the process's
+    stderr."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env()
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or _env()
     )
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(command)}: exit {proc.returncode}\n{err.decode()[-3000:]}")
     return Measured(wall, usage.ru_utime + usage.ru_stime)
 

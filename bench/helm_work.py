@@ -78,6 +78,29 @@ def lint(chart_dir: Path, values: dict[str, Any]) -> int:
     return len(report.get("messages") or ())
 
 
+def extracted(repo: str, base: str, head: str, charts: list[str], into: Path) -> list[Path]:
+    """Both sides of each chart, unpacked under `into`: (merge base, head) pairs, in order."""
+    merge_base = git(repo, "merge-base", base, head).decode().strip()
+    found = []
+    for n, chart in enumerate(charts):
+        for side, commit in (("base", merge_base), ("head", head)):
+            chart_dir = extract(repo, commit, chart, into / f"{n}-{side}")
+            if chart_dir is not None:
+                found.append(chart_dir)
+    return found
+
+
+def work(sides: list[Path], pool: ThreadPoolExecutor) -> int:
+    """Every profile of every side rendered and parsed, every head side's profiles linted."""
+    jobs: list[Future[int]] = []
+    for chart_dir in sides:
+        for values in profiles(chart_dir).values():
+            jobs.append(pool.submit(render, chart_dir, values))
+            if chart_dir.parent.name.endswith("-head"):
+                jobs.append(pool.submit(lint, chart_dir, values))
+    return sum(job.result() for job in jobs)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", required=True)
@@ -85,20 +108,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--head", required=True)
     parser.add_argument("--chart", action="append", required=True)
     args = parser.parse_args(argv)
-    merge_base = git(args.repo, "merge-base", args.base, args.head).decode().strip()
-    jobs: list[Future[int]] = []
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(RENDER_WORKERS) as pool:
-        for n, chart in enumerate(args.chart):
-            for side, commit in (("base", merge_base), ("head", args.head)):
-                chart_dir = extract(args.repo, commit, chart, Path(tmp) / f"{n}-{side}")
-                if chart_dir is None:
-                    continue
-                for values in profiles(chart_dir).values():
-                    jobs.append(pool.submit(render, chart_dir, values))
-                    if side == "head":
-                        jobs.append(pool.submit(lint, chart_dir, values))
-        done = sum(job.result() for job in jobs)
-    print(f"{len(jobs)} renders and lints, {done} documents and messages")
+        sides = extracted(args.repo, args.base, args.head, args.chart, Path(tmp))
+        done = work(sides, pool)
+    print(f"{len(sides)} sides, {done} documents and lint messages")
     return 0
 
 

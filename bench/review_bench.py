@@ -52,6 +52,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import helm_work  # noqa: E402
 from all_charts_bench import RecordingRenderer, children_cpu  # noqa: E402
 from cold_bench import cold_ratios  # noqa: E402
 
@@ -606,8 +607,13 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
         if not recorded.jobs:
             print(f"#{number}: renders nothing offline (its charts' dependencies are not vendored)")
             continue
+        fixed = _fixed_floor(
+            args.repo, base, f"refs/pull/{number}/head", reviewed_charts(repo, helm, inputs["own"])
+        )
         ratios: dict[str, list[float]] = {way: [] for way in in_process}
         own_ratios: dict[str, list[float]] = {way: [] for way in in_process}
+        fixed_ratios: dict[str, list[float]] = {way: [] for way in in_process}
+        fixed_floors = []
         walls: dict[str, list[float]] = {way: [] for way in ratios}
         floors, own_floors = [], []
         for _ in range(args.rounds):
@@ -620,8 +626,10 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
                 )
                 floors.append(recorded.replay_alone())
                 own_floors.append(own.replay_alone())
+                fixed_floors.append(fixed())
                 ratios[way].append(walls[way][-1] / floors[-1])
                 own_ratios[way].append(walls[way][-1] / own_floors[-1])
+                fixed_ratios[way].append(walls[way][-1] / fixed_floors[-1])
         figures = ", ".join(
             f"{way} {statistics.median(walls[way]) * 1000:.0f} ms = {statistics.median(r):.2f}x"
             for way, r in ratios.items()
@@ -640,6 +648,35 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
             f"linted, no other PR's; alone {statistics.median(own_floors) * 1000:.0f} ms): "
             f"{against_own}"
         )
+        against_fixed = ", ".join(
+            f"{way} {statistics.median(r):.2f}x" for way, r in fixed_ratios.items()
+        )
+        print(
+            f"#{number}: against Helm's whole work in this process (bench/helm_work.py's: every "
+            f"profile rendered and parsed at both sides, linted at head; "
+            f"{statistics.median(fixed_floors) * 1000:.0f} ms, the same whatever the review "
+            f"asks of Helm): {against_fixed}"
+        )
+
+
+def reviewed_charts(repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]) -> list[str]:
+    result = Engine(repo, helm, REGISTRY, RenderCache()).review(make())
+    return [c.path for c in result.report.charts]
+
+
+def _fixed_floor(mirror: Path, base: str, head: str, charts: list[str]) -> Callable[[], float]:
+    """Helm's whole work for the change as bench/helm_work.py does it, in this process, on both
+    sides unpacked once: a floor that does not move with what a review asks of Helm."""
+    tmp = tempfile.mkdtemp(prefix="helm-work-")
+    sides = helm_work.extracted(str(mirror), base, head, charts, Path(tmp))
+    pool = ThreadPoolExecutor(helm_work.RENDER_WORKERS)
+
+    def timed() -> float:
+        t0 = time.perf_counter()
+        helm_work.work(sides, pool)
+        return time.perf_counter() - t0
+
+    return timed
 
 
 def _mirror_inputs(

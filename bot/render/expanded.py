@@ -16,6 +16,8 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 KEPT = 2
@@ -26,24 +28,36 @@ class ExpandedCharts:
     def __init__(self, helm: Any) -> None:
         self._helm = helm
         self._root: str | None = None
-        self._dirs: OrderedDict[str, str | None] = OrderedDict()
+        # archive digest -> [the chart's directory (None: Helm could not unpack it), lints using it]
+        self._dirs: OrderedDict[str, list[Any]] = OrderedDict()
         self._made = 0
         self._lock = threading.Lock()
 
-    def directory(self, archive: bytes) -> str | None:
-        """The chart's directory, unpacked from `archive` (None where Helm cannot unpack it: its
-        lint of the archive then says why, as before)."""
+    @contextmanager
+    def directory(self, archive: bytes) -> Iterator[str | None]:
+        """The chart's directory, unpacked from `archive`, for as long as the caller lints it
+        (None where Helm cannot unpack it: its lint of the archive then says why, as before). A
+        directory in use is never removed: lints run side by side where Helm runs in-process."""
         key = hashlib.sha256(archive).hexdigest()
         with self._lock:
-            if key in self._dirs:
-                self._dirs.move_to_end(key)
-                return self._dirs[key]
-            found = self._dirs[key] = self._expand(archive)
-            while len(self._dirs) > KEPT:
-                _, old = self._dirs.popitem(last=False)
-                if old is not None:
-                    shutil.rmtree(os.path.dirname(old), ignore_errors=True)
-            return found
+            entry = self._dirs.get(key)
+            if entry is None:
+                entry = self._dirs[key] = [self._expand(archive), 0]
+            self._dirs.move_to_end(key)
+            entry[1] += 1
+        try:
+            yield entry[0]
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                self._evict()
+
+    def _evict(self) -> None:
+        idle = [k for k, (_, users) in self._dirs.items() if not users]
+        for key in idle[: max(len(self._dirs) - KEPT, 0)]:
+            found, _ = self._dirs.pop(key)
+            if found is not None:
+                shutil.rmtree(os.path.dirname(found), ignore_errors=True)
 
     def _expand(self, archive: bytes) -> str | None:
         if self._root is None or not os.path.isdir(self._root):

@@ -170,16 +170,10 @@ def lint_archive(
     archive unpacked (once per side, bot/render/expanded.py), else of the archive, written to a
     private temp directory (under TMPDIR: the render process's scratch directory) and removed
     after."""
-    directory = expanded.directory(archive) if expanded is not None else None
-    if directory is not None:
-        plain = json.loads(values_json(values))
-        try:
-            report = helm.chart.lint(
-                directory, plain, namespace=namespace, kube_version=kube_version
-            )
-        except helm.HelmError as exc:
-            return (LintEntry(LintSeverity.ERROR, "", _clean(str(exc), directory)),)
-        return entries_from_report(report, directory)
+    if expanded is not None:
+        with expanded.directory(archive) as directory:
+            if directory is not None:
+                return _lint_directory(helm, directory, values, namespace, kube_version)
     with tempfile.TemporaryDirectory(prefix="lint-") as scratch:
         path = os.path.join(scratch, ARCHIVE_NAME)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -192,6 +186,17 @@ def lint_archive(
         except helm.HelmError as exc:  # malformed input, not a lint finding: said as an error
             return (LintEntry(LintSeverity.ERROR, "", _clean(str(exc), scratch)),)
     return entries_from_report(report, scratch)
+
+
+def _lint_directory(
+    helm: Any, directory: str, values: Mapping[str, Any], namespace: str, kube_version: str | None
+) -> tuple[LintEntry, ...]:
+    plain = json.loads(values_json(values))  # as the render gets them (values_json)
+    try:
+        report = helm.chart.lint(directory, plain, namespace=namespace, kube_version=kube_version)
+    except helm.HelmError as exc:
+        return (LintEntry(LintSeverity.ERROR, "", _clean(str(exc), directory)),)
+    return entries_from_report(report, directory)
 
 
 def entries_from_report(report: Mapping[str, Any], scratch: str) -> tuple[LintEntry, ...]:

@@ -198,3 +198,19 @@ def test_a_side_is_unpacked_once_for_all_its_lints_which_say_what_helm_says_of_t
     for entries, name in zip(linted, ("ok", "Bad_Name"), strict=True):
         assert entries == lint_archive(helm_python, archive(files), {"name": name}, "default", None)
         assert any(e.severity == LintSeverity.ERROR and "e.yaml" in e.message for e in entries)
+
+
+def test_lints_side_by_side_in_one_process_never_lose_the_directory_they_read() -> None:
+    """In-process (the demo, the tests) lints of many charts run at once: a directory one of them
+    reads is kept until it is done, however many others are unpacked meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    helm = EmbeddedHelm()
+    charts = [
+        archive({"templates/cm.yaml": CONFIG_MAP, f"templates/n{n}.yaml": ""}) for n in range(8)
+    ]
+    alone = [helm.lint(a, {"name": "ok"}, "default") for a in charts]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda a: helm.lint(a, {"name": "ok"}, "default"), charts * 4))
+    assert together == alone * 4
+    assert not any("missing" in e.message for entries in together for e in entries)

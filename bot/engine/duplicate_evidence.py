@@ -27,6 +27,7 @@ from bot.engine.context import ChartRenders
 from bot.engine.rendered_diff import CHANGED, profile_diff
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
+from bot.textlines import git_lines
 
 # What a rendered line is cut into: YAML's own punctuation and spaces. Shorter pieces are in every
 # chart, so they are no evidence either way.
@@ -97,7 +98,7 @@ def _joined(tree: GitTree, paths: Sequence[str]) -> str:
 def _fragments(diff: str) -> set[str]:
     """The pieces of the diff's added lines (past its `---`/`+++` header)."""
     found: set[str] = set()
-    for line in diff.splitlines()[2:]:
+    for line in git_lines(diff)[2:]:
         if line.startswith("+"):
             found.update(p for p in _PIECES_RE.split(line[1:]) if len(p) >= MIN_FRAGMENT)
     return found

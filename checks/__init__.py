@@ -20,11 +20,13 @@ from checks.probes import check as probes
 from checks.qos import check as qos
 from checks.selectors import check as selectors
 from checks.uid import check as uid
+from checks.yaml import check as yaml_lint
 
 REGISTRY = Registry(
     (
         render.CHECK,  # first: a chart that does not render is the first thing a reviewer says
         lint.CHECK,
+        yaml_lint.CHECK,  # ct lint's other half, beside helm lint
         qos.CHECK,
         version.CHECK,
         headings.CHECK,

@@ -16,6 +16,7 @@ from checks import lint, render, version
 from checks.comments import check as comments
 from checks.duplicates import check as duplicates
 from checks.headings import check as headings
+from checks.kube import check as kube
 from checks.probes import check as probes
 from checks.qos import check as qos
 from checks.selectors import check as selectors
@@ -33,6 +34,7 @@ REGISTRY = Registry(
         uid.CHECK,
         probes.CHECK,
         selectors.CHECK,
+        kube.CHECK,
         comments.CHECK,
         duplicates.CHECK,
     )

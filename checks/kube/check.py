@@ -22,6 +22,7 @@ from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from bot.lru import IdentitiesMemo
 from checks.kit.delta import Issue, compare
+from checks.kube.compiled import Checker
 from checks.kube.crds import Crds, chart_crds
 from checks.kube.deprecations import deprecation
 from checks.kube.fields import MAX_FAULTS_PER_OBJECT, REJECTED, UNKNOWN, Fault, faults
@@ -158,11 +159,9 @@ def _validated(
     return []  # a kind of an API the chart does not define: nothing here to check it with
 
 
-def _crd_faults(body: Mapping[str, Any], validator: Any) -> tuple[Fault, ...]:
+def _crd_faults(body: Mapping[str, Any], checker: Checker) -> tuple[Fault, ...]:
     """A custom resource's faults, once per object and schema however many renders share it."""
-    return _FAULTS.get_or_make(
-        (body, validator), None, lambda: faults(validator.iter_errors(body), body)
-    )
+    return _FAULTS.get_or_make((body, checker), None, lambda: faults(checker.errors(body), body))
 
 
 def _fault_issues(

@@ -23,6 +23,7 @@ from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 from bot.lru import BoundedCache, IdentitiesMemo
+from checks.kube.compiled import Checker, Compiler
 
 CRD_API = "apiextensions.k8s.io/v1"  # v1beta1 CRDs are served by no Kubernetes the check targets
 MAX_DEPTH = 48
@@ -49,7 +50,7 @@ _KEPT = (
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 _CRD_FILE_RE = re.compile(r"^(?:charts/[^/]+/)*crds/.+\.(?:ya?ml|json)$")
 _FILES: BoundedCache[tuple[str, str], tuple[Mapping[str, Any], ...]] = BoundedCache(256)
-_VALIDATORS: IdentitiesMemo[Any] = IdentitiesMemo(512)
+_VALIDATORS: IdentitiesMemo[Checker] = IdentitiesMemo(512)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class CrdVersion:
     served: bool
     schema: Mapping[str, Any] | None
 
-    def validator(self) -> Any | None:
+    def validator(self) -> Checker | None:
         """A validator for the version's objects, made once per schema."""
         schema = self.schema
         if schema is None:
@@ -137,15 +138,14 @@ def _versions(body: Mapping[str, Any]) -> Iterable[tuple[tuple[str, str, str], C
         )
 
 
-def _validator(schema: Mapping[str, Any]) -> Any:
-    from jsonschema import Draft4Validator  # OpenAPI 3.0's schemas are draft 4's, nearly
-
+def _validator(schema: Mapping[str, Any]) -> Checker:
     root = structural(schema, 0)
     properties = dict(root.get("properties") or {})
     for field in _ROOT_FIELDS:
         properties[field] = {}
     root["properties"] = properties
-    return Draft4Validator(root)
+    # `structural` keeps only keywords the compiler takes.
+    return Checker(Compiler().compile(root))
 
 
 def structural(node: Any, depth: int) -> dict[str, Any]:

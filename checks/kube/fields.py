@@ -24,6 +24,18 @@ _TYPES = {
     "object": "a mapping",
 }
 _SHOWN_CHARS = 40
+# The bounds a value must keep: whether each is a most (else a least), and what it counts.
+_BOUNDS = {
+    "minimum": (False, ""),
+    "maximum": (True, ""),
+    "multipleOf": (False, ""),
+    "minLength": (False, " characters"),
+    "maxLength": (True, " characters"),
+    "minItems": (False, " items"),
+    "maxItems": (True, " items"),
+    "minProperties": (False, " entries"),
+    "maxProperties": (True, " entries"),
+}
 
 Path = tuple[str | int, ...]
 
@@ -81,7 +93,18 @@ def _problem(kind: str, error: Any) -> str:
     if kind == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value if v is not None)
         return f"is {value}, not one of {allowed}"
+    if kind in _BOUNDS:
+        return f"is {value}, {_bound(kind, error.validator_value, error.schema)}"
     return f"is {value}: {error.message[:200]}"
+
+
+def _bound(kind: str, limit: Any, schema: Mapping[str, Any]) -> str:
+    if kind == "multipleOf":
+        return f"not a multiple of {limit}"
+    most, unit = _BOUNDS[kind]
+    exclusive = schema.get("exclusiveMaximum" if most else "exclusiveMinimum") is True
+    bound = ("below " if most else "above ") if exclusive else ("at most " if most else "at least ")
+    return f"where Kubernetes takes {bound}{limit}{unit}"
 
 
 def _types(schema: Mapping[str, Any]) -> list[str]:

@@ -5,9 +5,9 @@ Kubernetes minor version it has, one `_definitions.json` (the OpenAPI definition
 
 Only the data is used, never the package's code (which reads the files again on every object).
 A version's definitions load once, when the first object is checked for it (about 20 ms and 15 MB
-for 1.2 MB of JSON); a validator is made once per (version, group, version, kind) and kept; and
-an object the same in several renders (a side and a profile share identical parsed YAML) is
-validated once. jsonschema is imported here, when the check runs."""
+for 1.2 MB of JSON); a kind's schema is compiled once per version (checks/kube/compiled.py) and
+kept; and an object the same in several renders (a side and a profile share identical parsed
+YAML) is checked once. jsonschema is imported only for a schema the compiler does not take."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from bot.lru import BoundedCache, IdentityMemo
+from checks.kube.compiled import Checker, Compiler
 from checks.kube.fields import Fault, faults
 from checks.kube.versions import Minor
 
@@ -44,9 +45,10 @@ class ApiSchemas:
     version: Minor
     kinds: Mapping[GVK, str]  # → the definition's name
     groups: frozenset[str]
-    registry: Any  # referencing.Registry holding the definitions
-    root: str  # the definitions' `$id`
-    validators: dict[GVK, Any]
+    document: Mapping[str, Any]  # the definitions, as loaded
+    root: str  # their `$id`
+    compiler: Compiler
+    validators: dict[GVK, Checker]
     lock: threading.Lock
     # An object's faults, by its identity: renders that share parsed YAML share the object.
     checked: IdentityMemo[Mapping[str, Any], tuple[Fault, ...]]
@@ -56,20 +58,32 @@ class ApiSchemas:
         validator = self.validator(gvk)
         if validator is None:
             return None
-        return self.checked.get_or_make(body, lambda b: faults(validator.iter_errors(b), b))
+        return self.checked.get_or_make(body, lambda b: faults(validator.errors(b), b))
 
-    def validator(self, gvk: GVK) -> Any | None:
-        """The kind's validator, made the first time it is asked for; None for a kind not served."""
+    def validator(self, gvk: GVK) -> Checker | None:
+        """The kind's checker, made the first time it is asked for; None for a kind not served."""
         found = self.validators.get(gvk)
         if found is not None or gvk not in self.kinds:
             return found
-        from jsonschema import Draft202012Validator
+        with self.lock:  # the compiler's definitions are shared between kinds
+            found = self.validators.get(gvk)
+            if found is None:
+                found = self.validators[gvk] = self._checker(self.kinds[gvk])
+        return found
 
-        made = Draft202012Validator(
-            {"$ref": f"{self.root}#/$defs/{self.kinds[gvk]}"}, registry=self.registry
-        )
-        with self.lock:
-            return self.validators.setdefault(gvk, made)
+    def _checker(self, name: str) -> Checker:
+        def interpreted() -> Any:
+            from jsonschema import Draft202012Validator
+
+            ref = {"$ref": f"{self.root}#/$defs/{name}"}
+            return Draft202012Validator(ref, registry=self.registry())
+
+        return Checker(self.compiler.kind(name), interpreted)
+
+    def registry(self) -> Any:
+        from referencing import Registry, Resource
+
+        return Registry().with_resource(self.root, Resource.from_contents(self.document))
 
 
 def schema_root() -> Traversable:
@@ -103,19 +117,24 @@ def api_schemas(version: Minor) -> ApiSchemas | None:
 
 
 def _load(version: Minor) -> ApiSchemas:
-    from referencing import Registry, Resource
-
     path = schema_root() / f"v{version[0]}.{version[1]}.0-local-strict" / DEFINITIONS
     document = json.loads(path.read_text(encoding="utf-8"))
+    definitions = document["$defs"]
     kinds: dict[GVK, str] = {}
-    for name, definition in document["$defs"].items():
+    for name, definition in definitions.items():
         for gvk in definition.get("x-kubernetes-group-version-kind", ()):
             kinds.setdefault((gvk.get("group", ""), gvk["version"], gvk["kind"]), name)
     root = document["$id"]
-    registry = Registry().with_resource(root, Resource.from_contents(document))
-    groups = frozenset(group for group, _, _ in kinds)
     return ApiSchemas(
-        version, kinds, groups, registry, root, {}, threading.Lock(), IdentityMemo(CHECKED_OBJECTS)
+        version=version,
+        kinds=kinds,
+        groups=frozenset(group for group, _, _ in kinds),
+        document=document,
+        root=root,
+        compiler=Compiler(definitions, root),
+        validators={},
+        lock=threading.Lock(),
+        checked=IdentityMemo(CHECKED_OBJECTS),
     )
 
 

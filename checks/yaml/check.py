@@ -158,8 +158,9 @@ def _lint_issues(
     text = files[path]
     if text is None:
         return [_missing(path, settings)] if path.endswith("/" + VALUES) else []
-    if len(text.encode("utf-8", errors="replace")) > MAX_LINT_BYTES:
-        notes.append(_not_linted(path, len(text)))
+    size = len(text.encode("utf-8", errors="replace"))
+    if size > MAX_LINT_BYTES:
+        notes.append(_not_linted(path, size))
         return []
     problems = yamllint_problems(conf, path, text)
     return list(_problem_issues(conf, path, text, problems, settings))
@@ -240,8 +241,8 @@ def _not_linted(path: str, size: int) -> Finding:
         severity=Severity.NOTICE,
         title=f"{path}: not linted",
         message=(
-            f"{path} has {size:,} characters, more than the {MAX_LINT_BYTES:,} bytes the review "
-            "lints of one file (MAX_LINT_BYTES): yamllint was not run on it."
+            f"{path} is {size:,} bytes, more than the {MAX_LINT_BYTES:,} the review lints of "
+            "one file (MAX_LINT_BYTES): yamllint was not run on it."
         ),
         rule=NOT_LINTED,
         path=path,

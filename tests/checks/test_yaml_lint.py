@@ -296,3 +296,28 @@ def test_the_command_line_fails_on_a_yamllint_error_in_its_json_report(tmp_path:
             if f["check"] == "yaml"] == [
         ("yaml", "yamllint-error", "failure", f"{CHART}/values.yaml", 4)
     ]  # fmt: skip
+
+
+def test_a_lint_conf_naming_a_file_outside_the_repository_is_not_read(tmp_path: Path) -> None:
+    files = {".github/lintconf.yaml": "extends: ../../etc/yamllint.yaml\n"}
+    [found] = review(tmp_path, ci() | files | chart(), chart(values=VALUES + "x: 1 \n"))
+    assert (found.severity, found.rule, found.message) == (
+        Severity.NOTICE,
+        "settings",
+        ".github/lintconf.yaml: ../../etc/yamllint.yaml is outside the repository, and is not "
+        "read: not used, and `ct lint` cannot use it either.",
+    )
+
+
+def test_a_values_file_past_the_cap_is_not_linted_and_says_so(tmp_path: Path) -> None:
+    big = VALUES + "blob: " + "x" * (1024 * 1024) + "  \n"
+    [found] = review(tmp_path, ci() | chart(), chart(values=big))
+    assert (found.severity, found.rule, found.path) == (
+        Severity.NOTICE,
+        "not-linted",
+        f"{CHART}/values.yaml",
+    )
+    assert found.message == (
+        f"{CHART}/values.yaml is {len(big):,} bytes, more than the 1,048,576 the review lints "
+        "of one file (MAX_LINT_BYTES): yamllint was not run on it."
+    )

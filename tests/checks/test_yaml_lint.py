@@ -321,3 +321,17 @@ def test_a_values_file_past_the_cap_is_not_linted_and_says_so(tmp_path: Path) ->
         f"{CHART}/values.yaml is {len(big):,} bytes, more than the 1,048,576 the review lints "
         "of one file (MAX_LINT_BYTES): yamllint was not run on it."
     )
+
+
+def test_the_lint_conf_ci_gives_ct_on_its_command_line_wins_over_the_config(
+    tmp_path: Path,
+) -> None:
+    makefile = MAKEFILE.replace("$(CT_CONFIG)", "$(CT_CONFIG) --lint-conf .github/relaxed.yaml")
+    relaxed = {".github/relaxed.yaml": "extends: relaxed\n"}
+    base = ci(makefile=makefile) | relaxed | chart()
+    # Not ct.yaml's lint conf (lines of at most 40): yamllint's relaxed one (80, as a warning).
+    head = chart(values=VALUES + "long: " + "y" * 40 + " \n")
+    found = review(tmp_path, base, head)
+    assert [(f.severity, f.data["yamllint_rule"], f.data["config"]) for f in found] == [
+        (Severity.FAILURE, "trailing-spaces", ".github/relaxed.yaml"),
+    ]

@@ -17,8 +17,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from bot.lru import BoundedCache, IdentityMemo
@@ -86,15 +86,21 @@ class ApiSchemas:
         return Registry().with_resource(self.root, Resource.from_contents(self.document))
 
 
-def schema_root() -> Traversable:
-    return resources.files(PACKAGE) / SCHEMA_DIR
+@cache
+def schema_root() -> Path | None:
+    """Where the package keeps its schemas, found without importing it: its own module imports
+    jsonschema, referencing and PyYAML's pure-Python loader, ~60 ms the check does not need."""
+    spec = find_spec(PACKAGE)
+    places = spec.submodule_search_locations if spec is not None else None
+    return Path(next(iter(places))) / SCHEMA_DIR if places else None
 
 
 @cache
 def shipped() -> tuple[Minor, ...]:
     """The Kubernetes versions whose schemas are installed, oldest first."""
+    root = schema_root()
     found = []
-    for entry in schema_root().iterdir():
+    for entry in root.iterdir() if root is not None and root.is_dir() else ():
         match = _STRICT_DIR_RE.match(entry.name)
         if match is not None:
             found.append((int(match[1]), int(match[2])))
@@ -117,7 +123,9 @@ def api_schemas(version: Minor) -> ApiSchemas | None:
 
 
 def _load(version: Minor) -> ApiSchemas:
-    path = schema_root() / f"v{version[0]}.{version[1]}.0-local-strict" / DEFINITIONS
+    root = schema_root()
+    assert root is not None  # `shipped` lists no version without it
+    path = root / f"v{version[0]}.{version[1]}.0-local-strict" / DEFINITIONS
     document = json.loads(path.read_text(encoding="utf-8"))
     definitions = document["$defs"]
     kinds: dict[GVK, str] = {}

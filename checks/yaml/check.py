@@ -63,21 +63,59 @@ def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
     if "head" in chart.refused or not ctx.head.is_file(f"{chart.path}/Chart.yaml"):
         return []
+    changed = _changed(ctx, chart.path)
+    settings = lint_settings(ctx.target, chart.path) if changed else ()
+    if not settings:
+        return []
+    sides = _files(ctx.base, chart.path, changed), _files(ctx.head, chart.path, changed)
     found: dict[tuple[str, str, str | None, int | None, str], Finding] = {}
-    for settings in lint_settings(ctx.target, chart.path):
-        for finding in _linted(ctx, settings):
+    for each in settings:
+        for finding in _linted(ctx, each, changed, *sides):
             found.setdefault(
                 (finding.rule, finding.title, finding.path, finding.line, finding.message), finding
             )
     return _capped(list(found.values()))
 
 
-def _linted(ctx: ChartContext, settings: LintSettings) -> list[Finding]:
+def _changed(ctx: ChartContext, chart: str) -> list[str]:
+    """The files ct lint hands yamllint (Chart.yaml, values.yaml, `ci/*-values.yaml`, ct's glob:
+    directly under ci/) that the PR changed, from its diff; values.yaml too for a chart the PR
+    adds (yamllint fails where it is missing)."""
+    found: list[str] = []
+    for change in ctx.changes:
+        for path in (change.path, change.old_path):
+            if path is not None and _lintable(chart, path) and path not in found:
+                found.append(path)
+        if change.path == f"{chart}/Chart.yaml" and change.status == "A":
+            found.append(f"{chart}/{VALUES}")
+    return list(dict.fromkeys(found))
+
+
+def _lintable(chart: str, path: str) -> bool:
+    if not path.startswith(chart + "/"):
+        return False
+    rest = path[len(chart) + 1 :]
+    if rest in ("Chart.yaml", VALUES):
+        return True
+    name = rest.removeprefix("ci/")
+    return name != rest and "/" not in name and name.endswith("-values.yaml")
+
+
+def _files(tree: Tree, chart: str, paths: Sequence[str]) -> dict[str, str | None]:
+    """The texts of `paths` at one side (None for one it lacks); none where the side has no chart."""
+    if not tree.is_file(f"{chart}/Chart.yaml"):
+        return {}
+    return {path: tree.text(path) for path in paths}
+
+
+def _linted(
+    ctx: ChartContext,
+    settings: LintSettings,
+    changed: Sequence[str],
+    base: dict[str, str | None],
+    head: dict[str, str | None],
+) -> list[Finding]:
     path = ctx.chart.path
-    base, head = _files(ctx.base, path), _files(ctx.head, path)
-    changed = [p for p in dict.fromkeys([*head, *base]) if head.get(p) != base.get(p)]
-    if not changed:
-        return []
     notes: list[Finding] = []
     base_issues: list[Issue] = []
     head_issues: list[Issue] = []
@@ -94,21 +132,6 @@ def _linted(ctx: ChartContext, settings: LintSettings) -> list[Finding]:
     severity = ENFORCED if settings.enforced else ADVISORY
     notes = [replace(note, chart=path) for note in notes]
     return notes + compare_files(NAME, path, base_issues, head_issues, severity)
-
-
-def _files(tree: Tree, chart: str) -> dict[str, str | None]:
-    """What ct lint hands yamllint: Chart.yaml, values.yaml (None when missing: yamllint fails on
-    it) and `ci/*-values.yaml` (ct's glob: directly under ci/); none for a chart the side lacks."""
-    if not tree.is_file(f"{chart}/Chart.yaml"):
-        return {}
-    files: dict[str, str | None] = {f"{chart}/Chart.yaml": tree.text(f"{chart}/Chart.yaml")}
-    files[f"{chart}/{VALUES}"] = tree.text(f"{chart}/{VALUES}")
-    ci = f"{chart}/ci/"
-    for listed in tree.paths(ci):
-        rest = listed[len(ci) :]
-        if "/" not in rest and rest.endswith("-values.yaml"):
-            files[listed] = tree.text(listed)
-    return files
 
 
 def _used(ctx: ChartContext, loaded: Loaded, ref: FileRef, notes: list[Finding]) -> Loaded | None:

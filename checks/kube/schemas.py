@@ -4,7 +4,7 @@ Kubernetes minor version it has, one `_definitions.json` (the OpenAPI definition
 `x-kubernetes-group-version-kind` entries say which definition is which kind.
 
 Only the data is used, never the package's code (which reads the files again on every object).
-A version's definitions load once, when the first object is checked for it (about 20 ms and 15 MB
+A version's definitions load once, when the first object is checked for it (about 10 ms and 15 MB
 for 1.2 MB of JSON); a kind's schema is compiled once per version (checks/kube/compiled.py) and
 kept; and an object the same in several renders (a side and a profile share identical parsed
 YAML) is checked once. jsonschema is imported only for a schema the compiler does not take."""

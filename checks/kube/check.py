@@ -11,6 +11,7 @@ passed in silence."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -43,6 +44,12 @@ SEVERITY = {
 # A deprecation with no removal scheduled (v1 Endpoints) is worth knowing, nothing more.
 SOFT_DEPRECATED = "deprecated-api-kept"
 SEVERITY[SOFT_DEPRECATED] = Severity.NOTICE
+# A template that picks the old apiVersion only where the render lacks the new one (Helm's own
+# defaults lack some groups a cluster serves, apiregistration.k8s.io among them): the cluster of
+# the target version gets the new one, so this is said for the review's render, as a notice.
+ASKED = "api-version-from-capabilities"
+SEVERITY[ASKED] = Severity.NOTICE
+_CAPABILITIES = "APIVersions"
 # `kind: List` is a client-side wrapper (kubectl and Helm send its items), no API kind.
 CLIENT_SIDE_KINDS = frozenset({"List"})
 _FAULTS: IdentitiesMemo[tuple[Fault, ...]] = IdentitiesMemo(8192)
@@ -91,7 +98,7 @@ def _issues(
         retired = _deprecated(tree, doc, api, target)
         if retired is not None:
             issues.append(retired)
-            if retired.rule == REMOVED:
+            if retired.data["removed"]:
                 continue  # no schema to check it against: the removal is what to fix
         if schemas is not None:
             issues += _validated(tree, doc, api, target, schemas, crds)
@@ -102,40 +109,70 @@ def _deprecated(tree: Tree, doc: Document, api: str, target: Minor) -> Issue | N
     found = deprecation(api, doc.kind)
     if found is None or found.deprecated > target:
         return None
-    version = shown(target)
-    advice = found.advice(target)
-    if found.removed is not None and found.removed <= target:
-        rule = REMOVED
-        what = (
-            f"{api} {doc.kind} is not served by Kubernetes {version}: deprecated in "
-            f"{shown(found.deprecated)}, removed in {shown(found.removed)}, so the API server "
-            f"refuses it; {advice}"
-        )
-    else:
-        rule = DEPRECATED if found.removed is not None else SOFT_DEPRECATED
-        until = f", and removed in {shown(found.removed)}" if found.removed is not None else ""
-        what = f"{api} {doc.kind} is deprecated since Kubernetes {shown(found.deprecated)}{until}: {advice}"
     replacement = found.replacement(target)
+    use = f"{replacement.api} {replacement.kind or doc.kind}" if replacement else None
+    gone = shown(found.removed) if found.removed is not None else None
+    removed = found.removed is not None and found.removed <= target
+    asked = replacement is not None and _asks_for(
+        tree.text(doc.template), replacement.api, doc.kind
+    )
+    rule = _retirement(asked, removed, gone is not None)
+    fmt = {"api": api, "kind": doc.kind, "version": shown(target), "use": use, "gone": gone}
+    fmt |= {"since": shown(found.deprecated), "advice": found.advice(target)}
+    fmt |= {"served": "no longer serves" if removed else "deprecates"}
+    fmt["asked"] = replacement.api if replacement is not None else None
     return Issue(
         rule=rule,
         subject=doc.key,
         container=None,
         detail=f"{api} {doc.kind}",
-        title=f"{doc.key}: {api} {doc.kind} {'removed' if rule == REMOVED else 'deprecated'}",
-        message=f"{doc.key}: {what}.",
+        title=f"{doc.key}: {api} {doc.kind} {'removed' if removed else 'deprecated'}",
+        message=f"{doc.key}: {_RETIRED[rule].format(**fmt)}.",
         path=doc.template,
         data={
             "api_version": api,
             "kind": doc.kind,
-            "kube_version": version,
-            "deprecated_in": shown(found.deprecated),
-            "removed_in": shown(found.removed) if found.removed else None,
-            "replacement": (
-                f"{replacement.api} {replacement.kind or doc.kind}" if replacement else None
-            ),
+            "kube_version": shown(target),
+            "deprecated_in": fmt["since"],
+            "removed_in": gone,
+            "removed": removed,  # at the target version
+            "replacement": use,
         },
         locate=partial(_line, tree, doc, ("apiVersion",)),
     )
+
+
+def _retirement(asked: bool, removed: bool, removal_scheduled: bool) -> str:
+    if asked:
+        return ASKED
+    if removed:
+        return REMOVED
+    return DEPRECATED if removal_scheduled else SOFT_DEPRECATED
+
+
+_RETIRED = {
+    ASKED: (
+        "rendered as {api} {kind}, which Kubernetes {version} {served}, because the template picks "
+        "it where `.Capabilities.APIVersions` lacks {asked}, as the render's did; a cluster of "
+        "{version} serves {use}, and the chart renders that there. Add {asked} to `api_versions` "
+        "(or `--api-versions`) to review what it gets"
+    ),
+    REMOVED: (
+        "{api} {kind} is not served by Kubernetes {version}: deprecated in {since}, removed in "
+        "{gone}, so the API server refuses it; {advice}"
+    ),
+    DEPRECATED: "{api} {kind} is deprecated since Kubernetes {since}, and removed in {gone}: {advice}",
+    SOFT_DEPRECATED: "{api} {kind} is deprecated since Kubernetes {since}: {advice}",
+}
+
+
+def _asks_for(source: str | None, api: str, kind: str) -> bool:
+    """Whether the template chooses its apiVersion by asking Helm for `api` (`.Capabilities.
+    APIVersions.Has "policy/v1"`, or `"policy/v1/PodDisruptionBudget"`): then what it rendered
+    follows the render's API versions, not the cluster's."""
+    if not source or _CAPABILITIES not in source:
+        return False
+    return re.search(rf"[\"']{re.escape(api)}(?:/{re.escape(kind)})?[\"']", source) is not None
 
 
 def _validated(

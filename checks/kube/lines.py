@@ -24,7 +24,8 @@ def field_line(
     lines = source.splitlines()
     start, end = _document(lines, kind, name)
     text = "\n".join(lines[start:end])
-    line = _top_key(lines[start:end], str(path[0]) if path else "kind")
+    top = str(path[0]) if path else "kind"
+    line = _top_key(lines[start:end], top, body.get(top) if len(path) == 1 else None)
     node: Any = body
     for before, step in zip(path, path[1:], strict=False):
         node = node.get(before) if isinstance(node, Mapping) else _item(node, before)
@@ -46,9 +47,14 @@ def _document(lines: list[str], kind: str, name: str) -> tuple[int, int]:
     return (named or of_kind or [(0, len(lines))])[0]
 
 
-def _top_key(lines: list[str], key: str) -> int | None:
+def _top_key(lines: list[str], key: str, value: Any = None) -> int | None:
+    """The line of a key of the object itself: the least indented; of those, one that writes
+    `value` where it is a string (`apiVersion: v1beta1` of a template choosing between two)."""
     rx = re.compile(key_pattern(key))
     hits = [(len(t) - len(t.lstrip(" ")), n) for n, t in enumerate(lines, 1) if rx.match(t)]
+    if isinstance(value, str):
+        literal = re.compile(key_pattern(key) + rf"\s*[\"']?{re.escape(value)}[\"']?\s*(#.*)?$")
+        hits = [hit for hit in hits if literal.match(lines[hit[1] - 1])] or hits
     return min(hits)[1] if hits else None
 
 

@@ -359,3 +359,42 @@ def test_the_command_line_fails_on_a_removed_api_at_the_kube_version_it_is_given
     assert [(f["rule"], f["severity"], f["data"]["kube_version"]) for f in kube] == [
         ("removed-api", "failure", "1.29")
     ]
+
+
+APISERVICE = """\
+    {{- if .Capabilities.APIVersions.Has "apiregistration.k8s.io/v1" }}
+    apiVersion: apiregistration.k8s.io/v1
+    {{- else }}
+    apiVersion: apiregistration.k8s.io/v1beta1
+    {{- end }}
+    kind: APIService
+    metadata:
+      name: v1beta1.custom.metrics.k8s.io
+    spec:
+      group: custom.metrics.k8s.io
+      version: v1beta1
+      groupPriorityMinimum: 100
+      versionPriority: 100
+      service: {name: adapter, namespace: default}
+    """
+
+
+def test_an_old_api_version_a_template_picks_for_want_of_the_new_is_a_notice(
+    tmp_path: Path,
+) -> None:
+    """prometheus-adapter's pattern: Helm's own API versions lack apiregistration.k8s.io/v1, which
+    every cluster of 1.30 serves, so `helm template` renders the removed v1beta1."""
+    head = chart({"apiservice.yaml": APISERVICE})
+    [found] = review_pr(tmp_path, chart({}), head, "kube", AT_1_30)
+    assert (found.severity, found.rule, found.line) == (
+        Severity.NOTICE,
+        "api-version-from-capabilities",
+        line_of(head, template("apiservice.yaml"), "apiregistration.k8s.io/v1beta1"),
+    )
+    assert found.message.endswith(
+        "a cluster of 1.30 serves apiregistration.k8s.io/v1 APIService, and the chart renders "
+        "that there. Add apiregistration.k8s.io/v1 to `api_versions` (or `--api-versions`) to "
+        "review what it gets."
+    )
+    config = AT_1_30 + "api_versions: [apiregistration.k8s.io/v1]\n"
+    assert review_pr(tmp_path / "told", chart({}), head, "kube", config) == []

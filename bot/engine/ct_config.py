@@ -50,6 +50,12 @@ class CtConfig:
     target_branch: str | None = None
     remote: str = CT_REMOTE
     check_version_increment: bool = True
+    # What `ct lint` validates besides `helm lint` (checks/yaml/): yamllint's config and the
+    # Chart.yaml schema (None: ct's own defaults), and whether each runs.
+    lint_conf: str | None = None
+    chart_yaml_schema: str | None = None
+    validate_yaml: bool = True
+    validate_chart_schema: bool = True
 
     @property
     def target_refs(self) -> tuple[str, ...]:
@@ -126,6 +132,10 @@ def parse_ct_config(text: str, source: str) -> CtConfig:
         target_branch=_string(data, "target-branch", fail),
         remote=_string(data, "remote", fail) or CT_REMOTE,
         check_version_increment=_flag(data, "check-version-increment", fail),
+        lint_conf=_string(data, "lint-conf", fail),
+        chart_yaml_schema=_string(data, "chart-yaml-schema", fail),
+        validate_yaml=_flag(data, "validate-yaml", fail),
+        validate_chart_schema=_flag(data, "validate-chart-schema", fail),
     )
 
 

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bot.textlines import git_lines
 from checks.kit.template_lines import block_line, key_pattern
 
 _SEPARATOR = re.compile(r"^---")
@@ -21,7 +22,7 @@ def field_line(
     """The 1-based line of the field at `path` of the object (`kind`, `name`) in `source`."""
     if not source:
         return None
-    lines = source.splitlines()
+    lines = git_lines(source)
     start, end = _document(lines, kind, name)
     text = "\n".join(lines[start:end])
     top = str(path[0]) if path else "kind"
@@ -79,7 +80,7 @@ def _step(text: str, line: int | None, step: str | int, node: Any) -> int | None
         )
         if named is not None:
             return named
-    return _nth_item(text.splitlines(), line, step)
+    return _nth_item(git_lines(text), line, step)
 
 
 def _nth_item(lines: list[str], line: int, index: int) -> int | None:

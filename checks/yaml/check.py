@@ -19,6 +19,7 @@ from bot.engine.check import Check
 from bot.engine.context import ChartContext
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
+from bot.textlines import git_lines
 from checks.kit.delta import Issue, compare_files
 from checks.yaml.conf import Loaded, chart_schema, lint_config
 from checks.yaml.problems import MAX_LINT_BYTES, Problem, schema_errors, yamllint_problems
@@ -192,7 +193,7 @@ def _lint_issues(
 def _problem_issues(
     conf: Loaded, path: str, text: str, problems: Sequence[Problem], settings: LintSettings
 ) -> Iterable[Issue]:
-    lines = text.splitlines()
+    lines = git_lines(text)
     seen: dict[tuple[str, str, str], int] = {}
     for p in problems:
         rule = p.rule or "syntax"

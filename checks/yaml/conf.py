@@ -21,6 +21,7 @@ from bot.engine.yaml import bounded
 from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
+from bot.textlines import git_lines
 from checks.yaml.settings import CHART_SCHEMA, LINT_CONF, FileRef
 
 # A lint config or schema is a page of YAML (ct's are 1 KB): past this it is not read.
@@ -149,7 +150,7 @@ def _inline_ignores(tree: Tree, conf: dict[str, Any], where: str) -> None:
     files = [named] if isinstance(named, str) else named
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise ConfError(f"{where}: ignore-from-file: expected file names")
-    lines = [line for f in files for line in _read(tree, _repository_path(f, where)).splitlines()]
+    lines = [line for f in files for line in git_lines(_read(tree, _repository_path(f, where)))]
     conf["ignore"] = lines
 
 

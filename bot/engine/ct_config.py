@@ -1,11 +1,14 @@
 """chart-testing's `ct.yaml`: the repository's own policy for which directories hold charts, which
-charts are left out, which branch PRs are compared with and whether a PR must bump its chart.
+charts are left out, which branch PRs are compared with, whether a PR must bump its chart, and how
+ct lints its YAML.
 
 Read from the tree of the branch the PR targets, as `.github/chart-review.yml` is, so a PR cannot
 loosen its own review. Where it is: the repository path in the `CT_CONFIG` environment variable
-(an error when that file is missing there), else the one file that the workflows give `ct lint` or
-`ct list-changed` as `--config PATH`, else `ct.yaml` (or `ct.yml`) at the root, else in `.github/`.
-Of ct's many keys only the four below are read; the others are ct's business and are ignored."""
+(an error when that file is missing there), else the one file that CI gives `ct lint` or
+`ct list-changed` as `--config PATH` (in a workflow, or a Makefile target or script one calls:
+bot/engine/ci/), else `ct.yaml` (or `ct.yml`) at the root, else in `.github/`. Only the keys of
+`CtConfig` are read; the others are ct's business and are ignored. `version_gates` says which of
+CI's ct runs lint a chart and whether each checks its version."""
 
 from __future__ import annotations
 

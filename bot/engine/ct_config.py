@@ -26,6 +26,7 @@ from bot.engine.yaml.blocks import LOADER
 from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
+from bot.textlines import git_line
 
 CT_CONFIG_ENV = "CT_CONFIG"
 # The ct commands whose config picks the charts and checks versions (`ct install`'s may differ).
@@ -115,7 +116,7 @@ def parse_ct_config(text: str, source: str) -> CtConfig:
         node = yaml.compose(text, Loader=LOADER)
         data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES as exc:
-        line, problem = problem_at(exc)
+        line, problem = problem_at(exc, text)
         where = f" line {line}" if line is not None else ""
         raise CtConfigError(f"{source}{where}: not valid YAML: {problem}") from None
     if data is None:
@@ -124,7 +125,7 @@ def parse_ct_config(text: str, source: str) -> CtConfig:
         raise CtConfigError(f"{source} line 1: expected a mapping of ct settings")
 
     def fail(key: str, expected: str) -> CtConfigError:
-        line = _key_line(node, key)
+        line = _key_line(node, key, text)
         return CtConfigError(f"{source} line {line}: '{key}': expected {expected}")
 
     dirs = _strings(data, "chart-dirs", fail)
@@ -170,11 +171,11 @@ def _flag(data: dict[str, Any], key: str, fail: _Fail) -> bool:
     raise fail(key, "true or false")
 
 
-def _key_line(node: yaml.Node | None, key: str) -> int:
+def _key_line(node: yaml.Node | None, key: str, text: str) -> int:
     if isinstance(node, yaml.MappingNode):
         for k, _ in node.value:
             if k.value == key:
-                return int(k.start_mark.line) + 1
+                return git_line(text, int(k.start_mark.line))
     return 1
 
 

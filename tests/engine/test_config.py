@@ -114,3 +114,15 @@ def test_kube_version_and_api_versions_are_read_as_helm_takes_them() -> None:
 def test_a_bad_kube_or_api_version_is_an_error_naming_key_and_line(text: str, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         parse_config(text)
+
+
+def test_lines_named_are_git_s_even_after_a_line_separator() -> None:
+    """PyYAML breaks lines at U+2028 and NEL too; the line a config error names is the one git
+    and GitHub show (issue 39's rule)."""
+    text = 'namespace: "first\u2028second"\nrelease_name: x\nunknown_key: 1\n'
+    with pytest.raises(ConfigError, match=r"^\.github/chart-review\.yml line 3: unknown key"):
+        parse_config(text)
+    # A separator in a comment ends it for YAML: the next words are no comment, and the error
+    # names git's line 2, where they are.
+    with pytest.raises(ConfigError, match=r"line 2: not valid YAML"):
+        parse_config("# a note\u2028with a separator\nrelease_name: x\n")

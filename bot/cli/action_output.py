@@ -12,7 +12,7 @@ from typing import TextIO
 
 from bot.app.publish import fit
 from bot.cli.action_env import ActionEnv, ActionSetupError
-from bot.cli.annotations import workflow_commands
+from bot.cli.annotations import escape_data, workflow_commands
 from bot.engine.diff_section import diff_plain
 from bot.engine.markdown import Section, to_markdown
 from bot.engine.report import Report, Severity, counts
@@ -79,6 +79,13 @@ def print_annotations(report: Report, out: TextIO = sys.stdout) -> None:
     """Workflow commands on stdout, which the runner turns into annotations on the PR's files:
     what the check runs would have carried."""
     out.write(workflow_commands(report.findings))
+    out.flush()
+
+
+def print_notice(level: str, message: str, out: TextIO = sys.stdout) -> None:
+    """One line the runner shows as an annotation of the step, `notice` or `warning`: what the
+    action could not do and what the workflow can add."""
+    out.write(f"::{level}::{escape_data(message)}\n")
     out.flush()
 
 

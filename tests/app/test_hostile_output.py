@@ -31,7 +31,9 @@ SAFE_IMAGE = "![x\\](https://x/y)"
 CHART = f"charts/{MENTIONS}"
 PATH = f"{CHART}/values`{RLO}.yaml"
 SECTIONS = [Section("qos", "QoS")]
-CHARTS_LINE = f"Charts: `{CHART}` (1.0.0 → 1.0.1 {SAFE_MENTIONS}; profiles eks {SAFE_IMAGE}, default)"
+CHARTS_LINE = (
+    f"Charts: `{CHART}` (1.0.0 → 1.0.1 {SAFE_MENTIONS}; profiles eks {SAFE_IMAGE}, default)"
+)
 
 
 def hostile_report(*more: Finding) -> Report:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.cli.test_action import _as_actions, _run, _runner_env
 from tests.support.app_scenario import REPO, Scenario
+from tests.support.check_runs import family
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
@@ -58,7 +59,7 @@ def _quoting(s: Scenario) -> Scenario:
 
 
 def _headings_run(github: FakeGitHub, head: str) -> str:
-    [run] = [r for r in github.check_runs(REPO, head) if r.name == "chart-review/headings"]
+    run = family(github.check_runs(REPO, head), "headings")
     return f"{run.title}\n{run.summary}\n{run.text}"
 
 

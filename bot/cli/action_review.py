@@ -29,6 +29,7 @@ from bot.cli.action_github import FORBIDDEN
 from bot.cli.action_output import print_annotations, print_notice
 from bot.engine.config import CheckRunLayout, Config, ConfigError
 from bot.engine.context import OpenPR, PullRequestInfo
+from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
 from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.git.repo import GitRepo
 from checks import REGISTRY
@@ -65,6 +66,7 @@ class ActionReview:
     engine: Engine
     read_only: bool  # a refused check run is expected (a fork's token), not a setup mistake
     links: LinkOpener  # the other repositories its references name (bot/cli/action_links.py)
+    values: ValuesOverride = NO_OVERRIDE  # the `values`, `set` and `set-string` inputs, read
 
 
 def review_target(git: GitRepo, pr: PullState) -> str:
@@ -167,4 +169,8 @@ def _review_input(
         charts=run.inputs.charts,
         profiles=run.inputs.profiles,
         config_path=run.inputs.config,
+        kube_version=run.inputs.kube_version,
+        api_versions=run.inputs.api_versions,
+        values=run.values,
+        offline=run.inputs.offline,
     )

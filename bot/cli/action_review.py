@@ -106,7 +106,7 @@ def begin_runs(
     try:
         return run.client.begin_check_runs(run.pr.head_sha, begun_runs(config, layout))
     except GithubException as exc:
-        if exc.status != FORBIDDEN:
+        if not refused(exc):
             raise
         if run.read_only:
             print_notice("notice", READ_ONLY_TOKEN)
@@ -149,9 +149,15 @@ def _converse(publish: Callable[[], None]) -> None:
     try:
         publish()
     except GithubException as exc:
-        if exc.status != FORBIDDEN:
+        if not refused(exc):
             raise
         print_notice("notice", COMMENTS_REFUSED)
+
+
+def refused(exc: GithubException) -> bool:
+    """A 403 for want of permission. GitHub's rate limits answer 403 too, but PyGithub's retry
+    policy waits those out and, past its retries, fails with no GithubException at all."""
+    return exc.status == FORBIDDEN
 
 
 def _review_input(

@@ -16,6 +16,13 @@ RUNS = ["chart-review"]  # the default layout: one run, a section per check
 # `check_runs: per-check`: a run per check family, the names before the one run was the default.
 PER_CHECK_RUNS = [f"chart-review/{c.name}" for c in REGISTRY if not c.quiet]
 PER_CHECK_CONFIG = "check_runs: per-check\n"
+# The run names every review had before the one run became the default: branch protection may
+# require them, so `per-check` keeps each (a check added since gets its own beside them).
+NAMES_BEFORE_ONE_RUN = tuple(
+    f"chart-review/{name}"
+    for name in ("qos", "version", "headings", "uid", "probes", "selectors", "comments")
+    + ("duplicates",)
+)
 INIT = """      initContainers:
         - name: wait-for-mysql
           image: busybox:1.36

@@ -28,6 +28,12 @@ CONFIG_PATH = ".github/chart-review.yml"
 TOP_LEVEL_CHECKS = ("version", "probes")
 
 SeverityName = Literal["failure", "warning", "notice"]
+# How a review's verdict is published as check runs: `one` run named `chart-review` with a section
+# per check (the default), or `per-check`, a run per check family (`chart-review/qos`, …), for
+# branch protection that requires each.
+CheckRunLayout = Literal["one", "per-check"]
+ONE_RUN: CheckRunLayout = "one"
+PER_CHECK: CheckRunLayout = "per-check"
 # Other repositories one review may read (references to `owner/name:path`): each costs API calls
 # and a mirror on the worker's disk. The config may lower it, never raise it.
 MAX_LINKED_REPOSITORIES = 5
@@ -164,6 +170,7 @@ class Config(_Strict):
     version: VersionConfig = Field(default_factory=VersionConfig)
     probes: ProbesConfig = Field(default_factory=ProbesConfig)
     release_board: bool = False
+    check_runs: CheckRunLayout = ONE_RUN
     links: LinksConfig = Field(default_factory=LinksConfig)
     # What the charts are rendered for, as `helm template --kube-version` and `--api-versions`.
     kube_version: str | None = Field(default=None, description="`1.29` or `v1.29.0`")
@@ -237,6 +244,18 @@ def parse_config(
         raise ConfigError(_describe(exc, node, source, text)) from None
     _check_names(config, node, source, known_checks, text)
     return config
+
+
+def layout_of_text(text: str | None) -> CheckRunLayout:
+    """The `check_runs:` a config asks for even when the rest of it cannot be used: its runs are
+    begun before a review reports the config's error, and branch protection may require each
+    per-check run by name. Anything unreadable is the default."""
+    try:
+        data = yaml.load(text or "", Loader=LOADER)  # noqa: S506 - a safe loader
+    except YAML_FAILURES:
+        return ONE_RUN
+    wanted = data.get("check_runs") if isinstance(data, dict) else None
+    return PER_CHECK if wanted == PER_CHECK else ONE_RUN
 
 
 def _check_names(

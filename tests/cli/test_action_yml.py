@@ -14,10 +14,29 @@ from bot.cli.action_env import ActionInputs, read_inputs
 
 ACTION_YML = Path(__file__).resolve().parents[2] / "action.yml"
 INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}")
+INPUT_NAME = re.compile(r"\binputs\.([A-Za-z0-9_-]+)")  # in `${{ }}` and in `if:` expressions
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 STEP_OUTPUT_REF = re.compile(
     r"^\$\{\{\s*steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)\s*\}\}$"
 )
-EXPECTED_INPUTS = {"charts", "profiles", "fail-on", "comment", "config", "github-token"}
+EXPECTED_INPUTS = {
+    "charts",
+    "profiles",
+    "fail-on",
+    "comment",
+    "config",
+    "github-token",
+    "format",
+    "output-file",
+    "offline",
+    "kube-version",
+    "api-versions",
+    "values",
+    "set",
+    "set-string",
+    "no-open-prs",
+    "cache",
+}
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +55,7 @@ def test_it_is_a_composite_action_with_the_issue_s_inputs_and_outputs(
 ) -> None:
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == EXPECTED_INPUTS
-    assert set(action["outputs"]) == {"failures", "warnings", "report", "diff"}
+    assert set(action["outputs"]) == {"failures", "warnings", "report", "diff", "output-file"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["fail-on"]["default"] == "failure"
 
@@ -44,8 +63,14 @@ def test_it_is_a_composite_action_with_the_issue_s_inputs_and_outputs(
 def test_every_input_used_is_declared_and_every_declared_input_is_used(
     action: dict[str, Any],
 ) -> None:
-    used = set(INPUT_REF.findall(ACTION_YML.read_text()))
+    used = set(INPUT_NAME.findall(ACTION_YML.read_text()))
     assert used == set(action["inputs"])
+
+
+def test_every_action_it_uses_is_pinned_to_a_commit(action: dict[str, Any]) -> None:
+    """A tag can be moved to other code; a commit cannot."""
+    uses = [s["uses"] for s in _steps(action) if "uses" in s]
+    assert uses and all(PINNED.match(u) for u in uses), uses
 
 
 def test_every_run_step_has_a_shell(action: dict[str, Any]) -> None:
@@ -64,7 +89,7 @@ def test_outputs_come_from_a_step_that_exists(action: dict[str, Any]) -> None:
 
 
 def test_the_package_is_installed_from_the_action_s_own_path(action: dict[str, Any]) -> None:
-    install = _steps(action)[0]
+    install = next(s for s in _steps(action) if s.get("id") == "install")
     assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
     assert '"$ACTION_PATH"' in install["run"] and "pip" in install["run"]
 
@@ -80,6 +105,16 @@ def test_the_review_step_passes_every_input_to_the_entry_point(action: dict[str,
         "comment": "false",
         "config": "ci/chart-review.yml",
         "github-token": "ghs_example",
+        "format": "sarif",
+        "output-file": "results/chart-review.sarif",
+        "offline": "true",
+        "kube-version": "1.29",
+        "api-versions": "monitoring.coreos.com/v1, cert-manager.io/v1",
+        "values": "ci/extra.yaml",
+        "set": "image.tag=abc\nreplicas=2,name=x",
+        "set-string": "build=0123",
+        "no-open-prs": "true",
+        "cache": "true",
     }
     environ = {
         key: INPUT_REF.sub(lambda m: given[m.group(1)], str(value))
@@ -91,6 +126,15 @@ def test_the_review_step_passes_every_input_to_the_entry_point(action: dict[str,
         fail_on="warning",
         comment=False,
         config="ci/chart-review.yml",
+        format="sarif",
+        output_file="results/chart-review.sarif",
+        offline=True,
+        kube_version="v1.29.0",
+        api_versions=("cert-manager.io/v1", "monitoring.coreos.com/v1"),
+        values=("ci/extra.yaml",),
+        sets=("image.tag=abc", "replicas=2,name=x"),
+        set_strings=("build=0123",),
+        open_prs=False,
     )
     assert environ["INPUT_GITHUB_TOKEN"] == "ghs_example"
     assert "chart-review" in review["run"] and "action" in review["run"]

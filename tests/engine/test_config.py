@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.config import MAX_LINKED_REPOSITORIES, ConfigError, parse_config
+from bot.engine.config import MAX_LINKED_REPOSITORIES, ConfigError, layout_of_text, parse_config
 
 KNOWN = ("qos", "version", "headings", "uid", "probes", "selectors")
 
@@ -126,3 +126,30 @@ def test_lines_named_are_git_s_even_after_a_line_separator() -> None:
     # names git's line 2, where they are.
     with pytest.raises(ConfigError, match=r"line 2: not valid YAML"):
         parse_config("# a note\u2028with a separator\nrelease_name: x\n")
+
+
+def test_check_runs_is_one_by_default_or_per_check() -> None:
+    assert parse_config(None).check_runs == "one"
+    assert parse_config("check_runs: per-check\n").check_runs == "per-check"
+    with pytest.raises(
+        ConfigError, match=r"line 2: 'check_runs': Input should be 'one' or 'per-check'"
+    ):
+        parse_config("release_board: true\ncheck_runs: each\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "layout"),
+    [
+        ("check_runs: per-check\nchecks: {nope: {enabled: false}}\n", "per-check"),
+        ("check_runs: per-check\nnot a: [mapping\n", "one"),
+        ("- a list\n", "one"),
+        (None, "one"),
+    ],
+    ids=["rest-invalid", "not-yaml", "not-a-mapping", "no-file"],
+)
+def test_the_layout_is_read_even_from_a_config_that_cannot_be_used(
+    text: str | None, layout: str
+) -> None:
+    """Its runs are begun before the review reports the config's error: a repository whose branch
+    protection requires `chart-review/qos` keeps getting that run."""
+    assert layout_of_text(text) == layout

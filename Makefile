@@ -55,10 +55,12 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/dependencies_bench.py
 	$(BIN)/python bench/provenance_bench.py
 
-# The App under load and scale-out (they use the fake GitHub from tests/, hence the test extra).
+# The App under load and scale-out, and the Action's install and publishing (they use the fake
+# GitHub from tests/, hence the test extra).
 load: $(VENV)/.installed-test
 	$(BIN)/python bench/webhook_load.py
 	$(BIN)/python bench/workers_bench.py
+	$(BIN)/python bench/action_bench.py
 
 # The real-world corpus (bench/corpus/): needs CORPUS_DIR holding clones of bench/corpus/repos.yaml.
 corpus: $(VENV)/.installed

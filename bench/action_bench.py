@@ -1,226 +1,177 @@
-"""The GitHub Action's whole step against the command line's review of the same PR, paired.
+"""The Action's costs a workflow sees, measured in one run: its install, cold and warm, and its
+publishing, in API requests and seconds, for one typical PR (the App tests' repository: one chart,
+a QoS downgrade among a few findings).
 
-A real mirror's PR, published to the fake GitHub (tests/support/fakegithub, on 127.0.0.1) with the
-mirror's other open PRs listed as GitHub would list them. Each round: a fresh job checkout (what
-`actions/checkout` with `fetch-depth: 0` leaves: the base branch, cloned from the mirror; not
-timed), then, timed, the Action's step as action.yml runs it (its install step against a venv
-installed before, the warm install, then `chart-review action`), and the same venv's
-`chart-review review` of the PR on the mirror (open PRs discovered from the refs, as a cold CLI).
-GitHub's pacing is off (GITHUB_SECONDS_BETWEEN_REQUESTS and _WRITES 0); what it would have waited at
-its defaults (bot/app/settings.py), from the requests the fake served, is reported apart.
+Install: action.yml's steps run as a runner runs them (tests/support/action_runner.py), pip reaching
+only a wheelhouse repacked from this environment (tests/support/wheelhouse.py), a job on a fresh
+machine each time with the cache service shared: the first installs and saves, the second restores.
+Reported per job: the install steps' seconds (key, restore, install, save) and the review step's.
 
-    .venv/bin/python bench/action_bench.py --repo MIRROR --pr N [--base B] [--rounds N]
-        [--runner DIR]
+Publishing: the Action run against the fake GitHub with GitHub's pacing left at its default (PyGithub
+spaces requests 0.25 s, writes 1 s: what GitHub's secondary limits ask), on the first review of the
+PR and on a re-run, in each layout. Publishing time is the span of the run's requests less the
+review between the last request that begins the runs and the first that completes one.
+`--code DIR` runs the Action's entry point from another checkout of the project (an older commit:
+the numbers before a change), with this one's fake GitHub.
 
-`--runner`: the runner's temp directory, kept between runs with the venv action.yml's install
-step makes there (default: a new one, in which the venv is made first: `python -m venv` and
-`pip install` of this tree, the cold install, never timed).
+    .venv/bin/python bench/action_bench.py [--case install|publish|both] [--code DIR]
+        [--layout default|per-check]
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Any
 
-import yaml
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from cold_bench import Measured, compiled, measured, review_command  # noqa: E402
-
-from bot.cli.open_prs import discover_open_prs  # noqa: E402
-from bot.git.repo import GitRepo  # noqa: E402
-from tests.support.app_harness import example  # noqa: E402
+from tests.support.action_job import as_actions, runner_env  # noqa: E402
+from tests.support.action_runner import Runner  # noqa: E402
+from tests.support.app_scenario import PER_CHECK_CONFIG, build_scenario  # noqa: E402
 from tests.support.fakegithub import FakeGitHub  # noqa: E402
+from tests.support.fakegithub.state import RequestRecord  # noqa: E402
+from tests.support.wheelhouse import build_wheelhouse  # noqa: E402
 
-REPO = "acme/charts"
-VENV_NAME = "chart-review-venv"  # action.yml's, under RUNNER_TEMP
-# GitHub's courtesy pacing at the App's defaults (bot/app/settings.py): between any two requests,
-# and between two writes.
-REQUEST_PACE, WRITE_PACE = 0.25, 1.0
-WRITES = ("POST", "PATCH", "PUT", "DELETE")
-
-
-def install_script() -> str:
-    """action.yml's install step, as the runner runs it."""
-    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
-    step = next(s for s in steps if s.get("name", "").lower().startswith("install"))
-    return str(step["run"])
-
-
-def cold_install(venv: Path) -> None:
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, str(ROOT)], check=True)
+ROOT = Path(__file__).resolve().parents[1]
+ACTION_FILES = ("action.yml", "pyproject.toml", "README.md", "bot", "checks", "webhooks")
+INSTALL_STEPS = (
+    "Find chart-review's install",
+    "Restore chart-review's install",
+    "Install chart-review",
+    "Keep chart-review's install",
+)
+REVIEW_STEP = "Review the pull request"
+DEFAULT_PACING = {"GITHUB_SECONDS_BETWEEN_REQUESTS": "", "GITHUB_SECONDS_BETWEEN_WRITES": ""}
 
 
-def event(number: int, head: str, base: str, base_ref: str) -> dict[str, Any]:
-    payload = copy.deepcopy(example("pull_request.opened"))
-    owner, name = REPO.split("/")
-    payload["repository"].update(full_name=REPO, name=name)
-    payload["repository"]["owner"]["login"] = owner
-    payload.pop("installation", None)
-    pr = payload["pull_request"]
-    pr["number"] = payload["number"] = number
-    pr["title"], pr["body"] = f"PR {number}", None
-    pr["head"].update(sha=head, ref=f"pr-{number}")
-    pr["base"].update(sha=base, ref=base_ref)
-    pr["base"]["repo"].update(full_name=REPO, private=False)
-    pr["head"]["repo"].update(full_name=REPO, fork=False)
-    return payload
-
-
-def publish_repo(github: FakeGitHub, mirror: Path, base_ref: str, number: int) -> dict[str, str]:
-    """The mirror as acme/charts, PR `number` and the other open PRs discovery finds in it."""
-    repo = GitRepo(mirror)
-    try:
-        base = repo.resolve(base_ref)
-        head = repo.resolve(f"refs/pull/{number}/head")
-        assert base is not None and head is not None, f"{mirror}: no {base_ref} or PR {number}"
-        others = discover_open_prs(repo, base, None, head, exclude_number=number)
-    finally:
-        repo.close()
-    github.add_repo(REPO, default_branch=base_ref, clone_url=str(mirror), branches={base_ref: base})
-    for pr in (*others, None):
-        pr_number, pr_head = (number, head) if pr is None else (pr.number, pr.head)
-        if not pr_number:
-            continue
-        github.add_pull(
-            REPO,
-            number=pr_number,
-            head_sha=pr_head,
-            base_sha=base,
-            head_ref=f"pr-{pr_number}",
-            base_ref=base_ref,
-        )
-    return {"base": base, "head": head}
-
-
-def runner_env(
-    tmp: Path, github: FakeGitHub, payload: dict[str, Any], workspace: Path
-) -> dict[str, str]:
-    (tmp / "event.json").write_text(json.dumps(payload))
-    kept = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    return {
-        **kept,
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(tmp / "event.json"),
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_API_URL": github.url,
-        "GITHUB_TOKEN": github.issue_token(),
-        "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_STEP_SUMMARY": str(tmp / "summary.md"),
-        "GITHUB_OUTPUT": str(tmp / "output"),
-        "GITHUB_SECONDS_BETWEEN_REQUESTS": "0",
-        "GITHUB_SECONDS_BETWEEN_WRITES": "0",
-        "GITHUB_RETRY_BACKOFF": "0.05",
-        "INPUT_FAIL_ON": "never",
-        "INPUT_COMMENT": "true",
-        "INPUT_CONFIG": ".github/chart-review.yml",
-    }
-
-
-def checkout(mirror: Path, base_ref: str, into: Path) -> Path:
-    """What actions/checkout with `fetch-depth: 0` leaves: the base branch (not timed)."""
-    if into.exists():
-        shutil.rmtree(into)
-    clone = ["git", "clone", "-q", "--single-branch", "-b", base_ref, str(mirror), str(into)]
-    subprocess.run(clone, check=True)
+def _action_copy(into: Path) -> Path:
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard", "--", *ACTION_FILES],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    for name in listed:
+        if (ROOT / name).is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, into / name)
     return into
 
 
-def pacing_waits(github: FakeGitHub) -> tuple[int, int, float]:
-    """Requests and writes the fake served, and what GitHub's pacing would have waited at most."""
-    with github.state.lock:
-        methods = [r.method for r in github.state.requests]
-    writes = sum(1 for m in methods if m in WRITES)
-    waited = max(len(methods) - 1, 0) * REQUEST_PACE + max(writes - 1, 0) * (
-        WRITE_PACE - REQUEST_PACE
+def install_case(work: Path) -> None:
+    started = time.perf_counter()
+    wheels = build_wheelhouse(work / "wheelhouse")
+    print(
+        f"wheelhouse: {len(list(wheels.iterdir()))} wheels in {time.perf_counter() - started:.1f} s"
     )
-    return len(methods), writes, waited
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repo", type=Path, required=True)
-    parser.add_argument("--pr", type=int, required=True)
-    parser.add_argument("--base")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--runner", type=Path, help="RUNNER_TEMP, kept between runs")
-    args = parser.parse_args()
-    compiled()
-    base_ref = args.base or GitRepo(args.repo).default_branch() or "main"
-    tmp = Path(tempfile.mkdtemp(prefix="action-bench-"))
-    # RUNNER_TEMP, whose venv the install step makes: kept between runs with --runner.
-    runner = args.runner or tmp / "runner"
-    runner.mkdir(parents=True, exist_ok=True)
-    venv = runner / VENV_NAME
-    if not (venv / "bin" / "chart-review").exists():
-        cold_install(venv)
-    github = FakeGitHub().start()
-    try:
-        shas = publish_repo(github, args.repo, base_ref, args.pr)
-        payload = event(args.pr, shas["head"], shas["base"], base_ref)
-        install = install_script()
-        cli = review_command(args.repo, base_ref, f"refs/pull/{args.pr}/head", tmp / "cli.json")
-        cli[:3] = [str(venv / "bin" / "chart-review")]
-        rows: list[tuple[Measured, Measured, Measured, tuple[int, int, float]]] = []
-        for n in range(args.rounds + 1):  # the first warms the page cache, not counted
-            workspace = checkout(args.repo, base_ref, tmp / "workspace")
-            env = {**runner_env(tmp, github, payload, workspace), "RUNNER_TEMP": str(runner)}
-            with github.state.lock:
-                github.state.requests.clear()
-            installed = measured(
-                ["bash", "-e", "-c", install], env={**env, "ACTION_PATH": str(ROOT)}, ok=(0,)
+    action = _action_copy(work / "action")
+    machine = work / "hostedtoolcache"
+    with FakeGitHub() as github:
+        scenario = build_scenario(work / "repo", github)
+        as_actions(github)
+        for job in ("cold", "warm"):
+            shutil.rmtree(machine, ignore_errors=True)
+            machine.mkdir(parents=True)
+            env = runner_env(work / job, github, scenario)
+            env.update(
+                RUNNER_TOOL_CACHE=str(machine),
+                PATH=f"{Path(sys.base_prefix) / 'bin'}:{env['PATH']}",
+                PIP_NO_INDEX="1",
+                PIP_FIND_LINKS=str(wheels),
+                PIP_CONFIG_FILE=os.devnull,
             )
-            action = measured([str(venv / "bin" / "chart-review"), "action"], env=env)
-            paced = pacing_waits(github)
-            review = measured(cli)
-            if n:
-                rows.append((installed, action, review, paced))
-        report(rows)
-    finally:
-        github.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+            env.pop("VIRTUAL_ENV", None)
+            done = Runner(action, env, work / "cache-service").run(
+                {"github-token": env["GITHUB_TOKEN"]}
+            )
+            install = sum(done.step(name).seconds for name in INSTALL_STEPS)
+            parts = ", ".join(
+                f"{name.split()[0].lower()} {done.step(name).seconds:.1f}" for name in INSTALL_STEPS
+            )
+            review = done.step(REVIEW_STEP)
+            print(
+                f"{job}: install {install:.1f} s ({parts}); review step {review.seconds:.1f} s "
+                f"(exit {review.code}); installed={done.step('Install chart-review').outputs}"
+            )
 
 
-def report(rows: list[tuple[Measured, Measured, Measured, tuple[int, int, float]]]) -> None:
-    def median(values: list[float]) -> float:
-        return statistics.median(values)
-
-    step = [i.wall + a.wall for i, a, _, _ in rows]
-    step_cpu = [i.cpu + a.cpu for i, a, _, _ in rows]
-    cli = [r.wall for _, _, r, _ in rows]
-    cli_cpu = [r.cpu for _, _, r, _ in rows]
-    requests, writes, waited = rows[-1][3]
-    print(
-        f"action step {median(step) * 1000:.0f} ms wall, {median(step_cpu) * 1000:.0f} ms CPU "
-        f"(install {median([i.wall for i, *_ in rows]) * 1000:.0f} ms, action "
-        f"{median([a.wall for _, a, *_ in rows]) * 1000:.0f} ms); CLI review "
-        f"{median(cli) * 1000:.0f} ms wall, {median(cli_cpu) * 1000:.0f} ms CPU; ratio wall "
-        f"{median([s / c for s, c in zip(step, cli, strict=True)]):.2f}x, CPU "
-        f"{median([s / c for s, c in zip(step_cpu, cli_cpu, strict=True)]):.2f}x (target <= 2x); "
-        f"the action alone {median([a.wall / r.wall for _, a, r, _ in rows]):.2f}x"
+def publish_seconds(calls: list[RequestRecord]) -> float:
+    """The requests' span less the review: from the request before the first that completes a
+    run (a PATCH of a run that does not set it in progress) to that one."""
+    completing = next(
+        i
+        for i, c in enumerate(calls)
+        if c.method == "PATCH"
+        and "/check-runs/" in c.path
+        and (c.json or {}).get("status") != "in_progress"
     )
-    print(
-        f"pacing, apart: {requests} requests, {writes} writes; at GitHub's default pacing "
-        f"({REQUEST_PACE} s between requests, {WRITE_PACE} s between writes) up to "
-        f"{waited:.1f} s of waits more"
+    review = calls[completing].at - calls[completing - 1].at
+    return calls[-1].at - calls[0].at - review
+
+
+def _action(env: dict[str, str], code: Path) -> int:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.cli.action"], env=env, cwd=code, capture_output=True, text=True
     )
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"the action failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.returncode
+
+
+LAYOUTS = {"default": None, "per-check": PER_CHECK_CONFIG}  # the config at base, by name
+
+
+def publish_case(work: Path, code: Path, layouts: list[str]) -> None:
+    for layout in layouts:
+        config = LAYOUTS[layout]
+        with FakeGitHub() as github:
+            scenario = build_scenario(work / f"repo-{layout}", github, config=config)
+            as_actions(github)
+            for run in ("first", "re-run"):
+                before = len(github.calls())
+                env = runner_env(work / f"{layout}-{run}", github, scenario, **DEFAULT_PACING)
+                env["PYTHONPATH"] = str(code)
+                started = time.perf_counter()
+                status = _action(env, code)
+                total = time.perf_counter() - started
+                calls = github.calls()[before:]
+                writes = sum(c.method != "GET" for c in calls)
+                findings = len(
+                    json.loads(Path(env["RUNNER_TEMP"], "chart-review-report.json").read_text())[
+                        "findings"
+                    ]
+                )
+                print(
+                    f"{layout:9} {run:6}: {len(calls):2} requests ({writes} writes), publishing "
+                    f"{publish_seconds(calls):5.2f} s of {total:5.2f} s; {findings} findings, exit {status}"
+                )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", choices=("install", "publish", "both"), default="both")
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout whose Action runs")
+    parser.add_argument(
+        "--layout",
+        action="append",
+        choices=list(LAYOUTS),
+        help="no config (the code's default layout) or `check_runs: per-check` (default: both)",
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="action-bench-") as tmp:
+        work = Path(tmp)
+        if args.case in ("publish", "both"):
+            publish_case(work / "publish", args.code.resolve(), args.layout or list(LAYOUTS))
+        if args.case in ("install", "both"):
+            install_case(work / "install")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -115,7 +115,9 @@ def chart_files(templates: int, head: bool, profiles: tuple[str, ...] = PROFILES
     """The chart's files (path under the chart → text); the head changes every fifth Deployment."""
     files = {
         "Chart.yaml": f"apiVersion: v2\nname: bench\nversion: {'2.0.0' if head else '1.0.0'}\n",
-        "values.yaml": "replicas: 1\ntag: '1'\nenv: {A_PORT: '8080', LOG: info, MODE: prod}\n"
+        # The head's comment changes the file, not the renders: the yaml check lints it both sides.
+        "values.yaml": ("# the defaults\n" if head else "")
+        + "replicas: 1\ntag: '1'\nenv: {A_PORT: '8080', LOG: info, MODE: prod}\n"
         "resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}\n",
         "templates/_helpers.tpl": '{{- define "bench.labels" -}}\napp.kubernetes.io/name: bench\n'
         "app.kubernetes.io/instance: {{ .Release.Name }}\n{{- end -}}\n",
@@ -155,9 +157,20 @@ def git(root: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+# CI runs `ct lint` on the chart, so the yaml check lints what ct lint would.
+CT_FILES = {
+    ".github/ct.yaml": "chart-dirs: [.]\n",
+    ".github/workflows/ci.yaml": "on: pull_request\njobs:\n  lint:\n    runs-on: ubuntu-latest\n"
+    "    steps:\n      - run: ct lint --config .github/ct.yaml\n",
+}
+
+
 def build_repo(root: Path, templates: int) -> None:
     git(root, "init", "-q", "-b", "develop")
     write_chart(root, templates, head=False)
+    for path, text in CT_FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "base")
     git(root, "checkout", "-qb", "pr")

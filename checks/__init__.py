@@ -16,21 +16,25 @@ from checks import lint, render, version
 from checks.comments import check as comments
 from checks.duplicates import check as duplicates
 from checks.headings import check as headings
+from checks.kube import check as kube
 from checks.probes import check as probes
 from checks.qos import check as qos
 from checks.selectors import check as selectors
 from checks.uid import check as uid
+from checks.yaml import check as yaml_lint
 
 REGISTRY = Registry(
     (
         render.CHECK,  # first: a chart that does not render is the first thing a reviewer says
         lint.CHECK,
+        yaml_lint.CHECK,  # ct lint's other half, beside helm lint
         qos.CHECK,
         version.CHECK,
         headings.CHECK,
         uid.CHECK,
         probes.CHECK,
         selectors.CHECK,
+        kube.CHECK,
         comments.CHECK,
         duplicates.CHECK,
     )

@@ -127,6 +127,26 @@ def _common_suggestion(group: Sequence[Finding], changed: frozenset[int]) -> Sug
     return first if first is not None and all(s == first for s in found) else None
 
 
+def _groups(
+    report: Report, changed_lines: Mapping[str, frozenset[int]]
+) -> dict[tuple[str, int, str], list[Finding]]:
+    """The failures and warnings on changed lines, by the line and rule of their comment."""
+    groups: dict[tuple[str, int, str], list[Finding]] = {}
+    for f in report.findings:
+        if f.severity is Severity.NOTICE or not f.path:
+            continue
+        at = _anchor(f, changed_lines.get(f.path, frozenset()))
+        if at is not None:
+            groups.setdefault((f.path, at[0], inline_key(f)), []).append(f)
+    return groups
+
+
+def has_inline(report: Report, changed_lines: Mapping[str, frozenset[int]]) -> bool:
+    """Whether any finding gets an inline comment: if none does, the comments posted before need
+    not be read (a plan edits only the comments of its own lines and rules)."""
+    return bool(_groups(report, changed_lines))
+
+
 def inline_plan(
     report: Report,
     changed_lines: Mapping[str, frozenset[int]],
@@ -135,13 +155,7 @@ def inline_plan(
     """One comment per line and rule for the failures and warnings on lines the PR added or
     changed at head (elsewhere a finding is an annotation); a comment already posted for the same
     line and rule is edited when its words changed, never posted again."""
-    groups: dict[tuple[str, int, str], list[Finding]] = {}
-    for f in report.findings:
-        if f.severity is Severity.NOTICE or not f.path:
-            continue
-        at = _anchor(f, changed_lines.get(f.path, frozenset()))
-        if at is not None:
-            groups.setdefault((f.path, at[0], inline_key(f)), []).append(f)
+    groups = _groups(report, changed_lines)
     mine = {_posted_key(c): c for c in posted}
     bodies = {c.body for c in mine.values()}
     new: list[InlineComment] = []

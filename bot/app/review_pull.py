@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.app.github.app import PullState, RepoClient
-from bot.app.inline import inline_plan
+from bot.app.inline import has_inline, inline_plan
 from bot.app.link_policy import Home, LinkOpener
-from bot.app.publish import CHECK_RUN_PREFIX, check_run_outputs, failed_output, summary_comment
-from bot.engine.config import CONFIG_PATH, Config, ConfigError, parse_config
+from bot.app.publish import CheckRunOutput, failed_output, worst
+from bot.app.run_layout import check_run_outputs, layout_of, run_names, summary_comment
+from bot.engine.config import (
+    CONFIG_PATH,
+    ONE_RUN,
+    CheckRunLayout,
+    Config,
+    ConfigError,
+    layout_of_text,
+    parse_config,
+)
 from bot.engine.context import PullRequestInfo, RepoResolver
 from bot.engine.ct_config import NO_CT, CtConfigError, load_ct_config
 from bot.engine.report import Report
 from bot.engine.review import Engine, ReviewInput, ReviewResult
+from bot.errors import ChartReviewError
 from bot.git.refs import Branch, integration_branch
 from bot.git.repo import GitRepo
 from bot.render.base import Renderer
@@ -41,11 +51,24 @@ class Published:
     conclusion: str  # the worst check-run conclusion: failure, neutral or success
 
 
-def run_names(config: Config | None) -> list[str]:
-    """The check runs a review will complete; with an unreadable config, every registered one. A
-    quiet check (rendering) gets its run only when it has something to say."""
-    names = [c.name for c in REGISTRY if not c.quiet and (config is None or config.enabled(c.name))]
-    return [CHECK_RUN_PREFIX + n for n in names]
+def begun_runs(config: Config | None, layout: CheckRunLayout) -> list[str]:
+    """The check runs a review will complete; with an unreadable config, every registered one of
+    the layout. A quiet check (rendering) gets its `per-check` run only when it has something to
+    say."""
+    return run_names(layout, (c.name for c in REGISTRY if not c.quiet), config)
+
+
+def config_layout(
+    git: GitRepo, target: str, config: Config | None, path: str = CONFIG_PATH
+) -> CheckRunLayout:
+    """The layout the config at `target` asks for, read leniently where the config is unusable:
+    its runs must still be the ones branch protection waits for."""
+    if config is not None:
+        return layout_of(config)
+    try:
+        return layout_of_text(git.tree(target).text(path))
+    except ChartReviewError:  # an unreadable tree is the review's to report
+        return ONE_RUN
 
 
 def integration_branch_of(git: GitRepo, default_branch: str) -> Branch | None:
@@ -85,7 +108,8 @@ def review_pull(
 ) -> Published:
     target = git.resolve(f"refs/heads/{pr.base_ref}") or pr.base_sha
     config, config_error = target_config(git, target)
-    runs = client.begin_check_runs(pr.head_sha, run_names(config))
+    layout = config_layout(git, target, config)
+    runs = client.begin_check_runs(pr.head_sha, begun_runs(config, layout))
     try:
         if config is None:
             raise ConfigError(config_error or CONFIG_PATH)
@@ -93,7 +117,7 @@ def review_pull(
         # permissions, and the config at base (a PR cannot widen it).
         review_links = links(Home(client.full_name, pr.private, pr.user), config.links)
         result = _review(git, pr, target, open_prs, renderer, cache, review_links, fetcher)
-        publisher = CheckRunPublisher(client, pr, runs)
+        publisher = CheckRunPublisher(client, pr, runs, layout=layout)
         publisher.publish(result)
         return Published(result.report, publisher.conclusion)
     except Exception as exc:
@@ -141,41 +165,44 @@ class CheckRunPublisher:
         pr: PullState,
         runs: dict[str, int],
         diff_elsewhere: str | None = None,  # where the whole rendered diff is kept (the Action's)
+        layout: CheckRunLayout = ONE_RUN,
     ) -> None:
         self.diff_elsewhere = diff_elsewhere
-        self.client, self.pr, self.runs = client, pr, runs
+        self.client, self.pr, self.runs, self.layout = client, pr, runs, layout
         self.conclusion = "neutral"
 
     def publish(self, result: ReviewResult) -> None:
-        client, pr, runs, report = self.client, self.pr, self.runs, result.report
-        outputs = check_run_outputs(report, REGISTRY.sections())
+        outputs = check_run_outputs(result.report, REGISTRY.sections(), self.layout)
+        self.complete_runs(outputs)
+        self.converse(result)
+        self.conclusion = worst(o.conclusion for o in outputs)
+
+    def complete_runs(self, outputs: Sequence[CheckRunOutput]) -> None:
+        client, runs = self.client, self.runs
         extra = [o.name for o in outputs if o.name not in runs]
         if extra:
-            runs.update(client.begin_check_runs(pr.head_sha, extra))
+            runs.update(client.begin_check_runs(self.pr.head_sha, extra))
         for out in outputs:
             client.complete_check_run(runs[out.name], out)
             del runs[out.name]  # only once GitHub has it: a failed one is completed as failed
         for name, run_id in runs.items():  # a check the config turned off since the runs began
             client.complete_check_run(run_id, failed_output(name, "this check is disabled"))
-        # Inline comments go only on the lines the PR added at head.
+
+    def converse(self, result: ReviewResult, footer: str | None = None) -> None:
+        """Inline comments on the lines the PR added at head, then the summary comment, last, so
+        that the summary naming this head means the whole review is out. `footer`: where the
+        details are, when no check run holds them."""
+        client, pr, report = self.client, self.pr, result.report
         changed = {c.path: c.added_lines for c in result.context.changes if c.added_lines}
-        plan = inline_plan(report, changed, client.bot_review_comments(pr.number))
-        for comment_id, body in plan.edits:  # an earlier review's comment on the same line and rule
-            client.edit_review_comment(comment_id, body)
-        if plan.new:
-            client.post_review(pr.number, pr.head_sha, plan.new, REVIEW_BODY)
-        # Last, so that the summary naming this head means the whole review is out.
-        comment = summary_comment(report, REGISTRY.sections(), self.diff_elsewhere)
+        if has_inline(report, changed):  # else there is nothing to post or edit: no read
+            plan = inline_plan(report, changed, client.bot_review_comments(pr.number))
+            for comment_id, body in plan.edits:  # an earlier review's comment, same line and rule
+                client.edit_review_comment(comment_id, body)
+            if plan.new:
+                client.post_review(pr.number, pr.head_sha, plan.new, REVIEW_BODY)
+        sections = REGISTRY.sections()
+        comment = summary_comment(report, sections, self.diff_elsewhere, self.layout, footer)
         client.upsert_summary_comment(pr.number, comment)
-        self.conclusion = _worst(o.conclusion for o in outputs)
-
-
-def _worst(conclusions: Iterable[str]) -> str:
-    found = set(conclusions)
-    for c in ("failure", "neutral"):
-        if c in found:
-            return c
-    return "success"
 
 
 def failure_reason(exc: Exception) -> str:

@@ -27,7 +27,9 @@ from bot.cli.action_git import open_checkout, require_commits
 from bot.cli.action_github import FORBIDDEN, pacing, token_client
 from bot.cli.action_links import token_links
 from bot.cli.action_output import (
+    action_values,
     report_path,
+    write_formatted,
     write_outputs,
     write_report,
     write_step_summary,
@@ -35,8 +37,8 @@ from bot.cli.action_output import (
 from bot.cli.action_review import ActionReview, review_and_publish
 from bot.cli.main import exit_status
 from bot.cli.main import main as cli_main
-from bot.engine.report import Report
-from bot.engine.review import Engine
+from bot.engine.profiles import ValuesOverride
+from bot.engine.review import Engine, ReviewResult
 from bot.git.mirror import Mirrors
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
@@ -55,17 +57,20 @@ def run_action(args: argparse.Namespace, environ: Mapping[str, str] | None = Non
     logging.basicConfig(level=logging.INFO, format="chart-review: %(message)s")
     environ = os.environ if environ is None else environ
     env = read_env(environ, args.repo)
+    values = action_values(env)  # before anything is begun: a bad one stops the step at once
     try:
-        report = _review(env, environ)
+        result = _review(env, environ, values)
     except GithubException as exc:
         raise ActionSetupError(_github_refusal(env, exc)) from None
+    report = result.report
     outputs = write_report(report, report_path(env, args.report))
+    outputs = write_formatted(env, result, outputs, REGISTRY.sections())
     write_outputs(env, outputs)
     write_step_summary(env, report, REGISTRY.sections())
     return exit_status(report, env.inputs.fail_on)
 
 
-def _review(env: ActionEnv, environ: Mapping[str, str]) -> Report:
+def _review(env: ActionEnv, environ: Mapping[str, str], values: ValuesOverride) -> ReviewResult:
     event = read_event(env.event_path)
     git = open_checkout(env.workspace)
     renderer = make_renderer("embedded", render_limits(environ))
@@ -74,7 +79,7 @@ def _review(env: ActionEnv, environ: Mapping[str, str]) -> Report:
         require_commits(git, [event.pr.base_sha, event.pr.head_sha])
         pace = pacing(environ)
         client = token_client(env.repository, env.token, env.api_url, pace, env.inputs.comment)
-        open_prs = _open_pulls(client)
+        open_prs = _open_pulls(client) if env.inputs.open_prs else []
         engine = Engine(git, renderer, REGISTRY, RenderCache())
         mirrors = Mirrors((env.temp_dir or Path(tempfile.gettempdir())) / LINKS_DIR)
         links = token_links(
@@ -84,8 +89,8 @@ def _review(env: ActionEnv, environ: Mapping[str, str]) -> Report:
             opened,
         )
         read_only = read_only_expected(env, event)
-        run = ActionReview(git, client, event.pr, env.inputs, engine, read_only, links)
-        return review_and_publish(run, open_prs).report
+        run = ActionReview(git, client, event.pr, env.inputs, engine, read_only, links, values)
+        return review_and_publish(run, open_prs)
     finally:
         for repo in opened:
             repo.close()

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.app.github.app import PullState
+from bot.cli.report_writer import FORMATS
 from bot.engine.config import CONFIG_PATH
 from bot.errors import ChartReviewError
+from bot.kube.capabilities import CapabilitiesError, parse_api_versions, parse_kube_version
 
 # The events whose payload is a PR: `pull_request_target` runs with the base's workflow and a
 # write token even for forks, `pull_request` with the PR's own and, from a fork, a read-only one.
@@ -23,6 +25,8 @@ DEFAULT_API_URL = "https://api.github.com"
 # GitHub hands Dependabot's `pull_request` runs a read-only token, as it does a fork's.
 READ_ONLY_ACTORS = frozenset({"dependabot[bot]"})
 _LIST_SEPARATORS = re.compile(r"[\s,]+")
+# `set` and `set-string` are one assignment a line: helm's own syntax has commas (`k1=v1,k2=v2`).
+_LINES = re.compile(r"\r?\n")
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
@@ -37,6 +41,15 @@ class ActionInputs:
     fail_on: str = "failure"
     comment: bool = True
     config: str = CONFIG_PATH  # a path in the repository, read at the PR's base
+    format: str = ""  # one of FORMATS: the report also written to `output_file`; "" none
+    output_file: str = ""  # "" → chart-review.<suffix> in the runner's temporary directory
+    offline: bool = False
+    kube_version: str | None = None  # parsed as helm takes it
+    api_versions: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()  # files on the runner, relative to the workspace
+    sets: tuple[str, ...] = ()
+    set_strings: tuple[str, ...] = ()
+    open_prs: bool = True  # `no-open-prs: true` lists none
 
 
 @dataclass(frozen=True)
@@ -73,8 +86,14 @@ def _names(raw: str, strip: str = "") -> tuple[str, ...]:
     return tuple(n.strip(strip) for n in _LIST_SEPARATORS.split(raw) if n.strip(strip))
 
 
-def _flag(raw: str, name: str) -> bool:
-    if raw.lower() in _TRUE or not raw:
+def _lines(raw: str) -> tuple[str, ...]:
+    return tuple(line.strip() for line in _LINES.split(raw) if line.strip())
+
+
+def _flag(raw: str, name: str, default: bool = True) -> bool:
+    if not raw:
+        return default
+    if raw.lower() in _TRUE:
         return True
     if raw.lower() in _FALSE:
         return False
@@ -86,13 +105,36 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
     if fail_on not in FAIL_ON_CHOICES:
         choices = "|".join(FAIL_ON_CHOICES)
         raise ActionSetupError(f"input fail-on: expected {choices}, got {fail_on!r}")
+    fmt = _input(environ, "format")
+    if fmt and fmt not in FORMATS:
+        raise ActionSetupError(f"input format: expected {'|'.join(FORMATS)}, got {fmt!r}")
     return ActionInputs(
         charts=_names(_input(environ, "charts"), strip="/"),
         profiles=_names(_input(environ, "profiles")),
         fail_on=fail_on,
         comment=_flag(_input(environ, "comment"), "comment"),
         config=_input(environ, "config").strip("/") or CONFIG_PATH,
+        format=fmt,
+        output_file=_input(environ, "output-file"),
+        offline=_flag(_input(environ, "offline"), "offline", default=False),
+        **_capabilities(environ),
+        values=_names(_input(environ, "values")),
+        sets=_lines(_input(environ, "set")),
+        set_strings=_lines(_input(environ, "set-string")),
+        open_prs=not _flag(_input(environ, "no-open-prs"), "no-open-prs", default=False),
     )
+
+
+def _capabilities(environ: Mapping[str, str]) -> dict[str, Any]:
+    """`kube-version` and `api-versions`, read as `review --kube-version` reads them."""
+    version, apis = _input(environ, "kube-version"), _names(_input(environ, "api-versions"))
+    try:
+        return {
+            "kube_version": parse_kube_version(version, "input kube-version") if version else None,
+            "api_versions": parse_api_versions(apis, "input api-versions"),
+        }
+    except CapabilitiesError as exc:
+        raise ActionSetupError(str(exc)) from None
 
 
 def _required(environ: Mapping[str, str], name: str) -> str:

@@ -1,21 +1,28 @@
 """What the action leaves in the job besides GitHub's API: the JSON report and the whole rendered
-diff beside it, the step's outputs, the job summary, and workflow annotations where the token could
-not post check runs."""
+diff beside it, the report in the `format` input's format (SARIF for code scanning), the step's
+outputs, the job summary, and workflow annotations where the token could not post check runs; and
+the `values`/`set` inputs, read before anything is published."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from bot.app.publish import fit
 from bot.cli.action_env import ActionEnv, ActionSetupError
-from bot.cli.annotations import workflow_commands
+from bot.cli.annotations import escape_data, workflow_commands
+from bot.cli.errors import UsageError
+from bot.cli.report_writer import ReportWriter
+from bot.cli.sarif import category
+from bot.cli.values_args import parse_set, read_values_file
 from bot.engine.diff_section import diff_plain
 from bot.engine.markdown import Section, to_markdown
+from bot.engine.profiles import ValuesOverride
 from bot.engine.report import Report, Severity, counts
+from bot.engine.review import ReviewResult
 
 REPORT_NAME = "chart-review-report.json"
 # The whole rendered diff, as `chart-review review --diff` prints it, beside the report: a comment
@@ -23,6 +30,10 @@ REPORT_NAME = "chart-review-report.json"
 DIFF_SUFFIX = ".diff"
 # GitHub takes up to 1 MiB of job summary per step; in characters, room for 4-byte UTF-8.
 STEP_SUMMARY_CHARS = 1024 * 1024 // 4
+# The `format` input's report, by default in the runner's temporary directory: `chart-review.sarif`
+# is what github/codeql-action/upload-sarif is pointed at.
+FORMATTED_NAME = "chart-review"
+FORMAT_SUFFIX = {"sarif": ".sarif", "json": ".json", "markdown": ".md", "github": ".txt"}
 
 
 @dataclass(frozen=True)
@@ -31,12 +42,14 @@ class Outputs:
     warnings: int
     report: Path
     diff: Path
+    output_file: Path | None = None  # the `format` input's report
 
     def lines(self) -> str:
         # `k=v`, one a line: each value is a number or a path, never a newline.
         return (
             f"failures={self.failures}\nwarnings={self.warnings}\n"
             f"report={self.report}\ndiff={self.diff}\n"
+            f"output-file={self.output_file or ''}\n"
         )
 
 
@@ -62,6 +75,52 @@ def write_report(report: Report, path: Path) -> Outputs:
     return Outputs(failures, warnings, path, diff_path(path))
 
 
+def formatted_path(env: ActionEnv) -> Path | None:
+    """Where the `format` input's report goes: `output-file` (relative to the workspace), else
+    chart-review.<suffix> in the runner's temporary directory; None without a format."""
+    fmt, given = env.inputs.format, env.inputs.output_file
+    if not fmt:
+        return None
+    if given:
+        return env.workspace / given  # an absolute path stays as it is
+    return (env.temp_dir or Path.cwd()) / (FORMATTED_NAME + FORMAT_SUFFIX[fmt])
+
+
+def write_formatted(
+    env: ActionEnv, result: ReviewResult, outputs: Outputs, sections: Sequence[Section]
+) -> Outputs:
+    """The report in the `format` input's format, as `review --format` writes it."""
+    path = formatted_path(env)
+    if path is None:
+        return outputs
+    scope = category(env.inputs.charts, env.inputs.profiles)
+    writer = ReportWriter(env.inputs.format, sections, sarif_category=scope)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # `output-file: results/chart-review.sarif`
+    except OSError as exc:
+        raise ActionSetupError(
+            f"{path.parent}: cannot make the directory ({exc.strerror})"
+        ) from None
+    _write(path, writer.text(result), append=False)
+    return replace(outputs, output_file=path)
+
+
+def action_values(env: ActionEnv) -> ValuesOverride:
+    """The `values`, `set` and `set-string` inputs, as `review --values/--set/--set-string` take
+    them; the files relative to the workspace."""
+    inputs = env.inputs
+    try:
+        files = tuple(read_values_file(str(env.workspace / f)) for f in inputs.values)
+    except UsageError as exc:
+        raise ActionSetupError(f"input values: {exc}") from None
+    try:
+        sets = [a for s in inputs.sets for a in parse_set(s)]
+        sets += [a for s in inputs.set_strings for a in parse_set(s, as_string=True)]
+    except UsageError as exc:
+        raise ActionSetupError(f"input set: {exc}") from None
+    return ValuesOverride(files=files, sets=tuple(sets))
+
+
 def write_outputs(env: ActionEnv, outputs: Outputs) -> None:
     if env.output is not None:
         _write(env.output, outputs.lines(), append=True)
@@ -79,6 +138,13 @@ def print_annotations(report: Report, out: TextIO = sys.stdout) -> None:
     """Workflow commands on stdout, which the runner turns into annotations on the PR's files:
     what the check runs would have carried."""
     out.write(workflow_commands(report.findings))
+    out.flush()
+
+
+def print_notice(level: str, message: str, out: TextIO = sys.stdout) -> None:
+    """One line the runner shows as an annotation of the step, `notice` or `warning`: what the
+    action could not do and what the workflow can add."""
+    out.write(f"::{level}::{escape_data(message)}\n")
     out.flush()
 
 

@@ -1,39 +1,57 @@
-"""The action's review of its PR, published as the App publishes it (bot/app/review_pull.py): every
-check run begun `in_progress` first, then completed with the verdict, or `neutral` with the reason
-when the review could not finish; then inline comments, then the summary comment, all through the
-App's CheckRunPublisher. Where GitHub refuses the check runs to a read-only token (a fork's PR),
-the review still runs and its findings become workflow annotations."""
+"""The action's review of its PR, published as the App publishes it (bot/app/review_pull.py): the
+check run(s) begun `in_progress` first, then completed with the verdict, or `neutral` with the
+reason when the review could not finish; then inline comments, then the summary comment, all
+through the App's CheckRunPublisher.
+
+Degrade, never vanish: where GitHub refuses the check runs (403: a fork's read-only token, or a
+workflow without `checks: write`), the review still runs, its findings become workflow annotations,
+and the comments are still tried where the token may write them; a refused comment is one notice.
+The job summary, the outputs and the report files are written either way (bot/cli/action.py), and
+the exit status follows `fail-on`."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from github import GithubException
 
+from bot.app.comment import NO_RUN_FOOTER
 from bot.app.github.app import PullState, RepoClient
 from bot.app.link_policy import Home, LinkOpener
-from bot.app.publish import failed_output
-from bot.app.review_pull import CheckRunPublisher, failure_reason, run_names
-from bot.cli.action_env import ActionInputs, ActionSetupError
+from bot.app.publish import CheckRunOutput, failed_output
+from bot.app.review_pull import CheckRunPublisher, begun_runs, config_layout, failure_reason
+from bot.app.run_layout import check_run_outputs
+from bot.cli.action_env import ActionInputs
 from bot.cli.action_git import fetch_commits
 from bot.cli.action_github import FORBIDDEN
-from bot.cli.action_output import print_annotations
-from bot.engine.config import Config, ConfigError
+from bot.cli.action_output import print_annotations, print_notice
+from bot.engine.config import CheckRunLayout, Config, ConfigError
 from bot.engine.context import OpenPR, PullRequestInfo
+from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
 from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.git.repo import GitRepo
+from checks import REGISTRY
 
 log = logging.getLogger(__name__)
 
-CHECKS_PERMISSION = (
-    "GitHub refused to create check runs (403): give the job `permissions: checks: write` "
-    "(and `pull-requests: write` for the comments)"
+CHECKS_REFUSED = (
+    "GitHub refused to create the check run (403): give the job `permissions: checks: write`; "
+    "the findings are in this step's annotations and the job summary"
 )
-COMMENTS_PERMISSION = (
+READ_ONLY_TOKEN = (
+    "the token is read-only (a fork's or Dependabot's pull_request run): the findings are in this "
+    "step's annotations and the job summary"
+)
+COMMENTS_REFUSED = (
     "GitHub refused the PR comments (403): give the job `permissions: pull-requests: write`, "
-    "or the action `comment: false`"
+    "or the action `comment: false`; the findings are in the job summary"
+)
+# Where the Action keeps the whole rendered diff, for a comment too small for it.
+DIFF_ELSEWHERE = (
+    "the `diff` output of the chart-review step (`chart-review-report.diff` in the job; "
+    "upload it as an artifact to keep it)"
 )
 
 
@@ -48,6 +66,7 @@ class ActionReview:
     engine: Engine
     read_only: bool  # a refused check run is expected (a fork's token), not a setup mistake
     links: LinkOpener  # the other repositories its references name (bot/cli/action_links.py)
+    values: ValuesOverride = NO_OVERRIDE  # the `values`, `set` and `set-string` inputs, read
 
 
 def review_target(git: GitRepo, pr: PullState) -> str:
@@ -80,23 +99,27 @@ def base_config(run: ActionReview, target: str) -> tuple[Config | None, str | No
         return None, str(exc)
 
 
-def begin_runs(run: ActionReview, config: Config | None) -> dict[str, int] | None:
-    """The check runs, in progress; None when a read-only token may not create them."""
+def begin_runs(
+    run: ActionReview, config: Config | None, layout: CheckRunLayout
+) -> dict[str, int] | None:
+    """The check runs, in progress; None when GitHub refuses them (403): the review goes on."""
     try:
-        return run.client.begin_check_runs(run.pr.head_sha, run_names(config))
+        return run.client.begin_check_runs(run.pr.head_sha, begun_runs(config, layout))
     except GithubException as exc:
-        if exc.status != FORBIDDEN:
+        if not refused(exc):
             raise
         if run.read_only:
-            log.info("the token is read-only: findings go to annotations and the job summary")
-            return None
-        raise ActionSetupError(CHECKS_PERMISSION) from None
+            print_notice("notice", READ_ONLY_TOKEN)
+        else:
+            print_notice("warning", CHECKS_REFUSED)
+        return None
 
 
 def review_and_publish(run: ActionReview, open_prs: Sequence[PullState]) -> ReviewResult:
     target = review_target(run.git, run.pr)
     config, config_error = base_config(run, target)
-    runs = begin_runs(run, config)
+    layout = config_layout(run.git, target, config, run.inputs.config)
+    runs = begin_runs(run, config, layout)
     try:
         if config is None:
             raise ConfigError(config_error or run.inputs.config)
@@ -105,11 +128,36 @@ def review_and_publish(run: ActionReview, open_prs: Sequence[PullState]) -> Revi
         for name, run_id in (runs or {}).items():
             run.client.complete_check_run(run_id, failed_output(name, failure_reason(exc)))
         raise
+    publisher = CheckRunPublisher(run.client, run.pr, runs or {}, DIFF_ELSEWHERE, layout)
     if runs is None:
         print_annotations(result.report)
+        if not run.read_only:  # a read-only token is refused every write: nothing more is tried
+            _converse(lambda: publisher.converse(result, NO_RUN_FOOTER))
     else:
-        _publish(run, runs, result)
+        publisher.complete_runs(_outputs(publisher, result))
+        _converse(lambda: publisher.converse(result))
     return result
+
+
+def _outputs(publisher: CheckRunPublisher, result: ReviewResult) -> list[CheckRunOutput]:
+    return check_run_outputs(result.report, REGISTRY.sections(), publisher.layout)
+
+
+def _converse(publish: Callable[[], None]) -> None:
+    """The inline and summary comments; GitHub refusing them (403) is one notice, not a failure:
+    the check run, the annotations and the job summary already say everything."""
+    try:
+        publish()
+    except GithubException as exc:
+        if not refused(exc):
+            raise
+        print_notice("notice", COMMENTS_REFUSED)
+
+
+def refused(exc: GithubException) -> bool:
+    """A 403 for want of permission. GitHub's rate limits answer 403 too, but PyGithub's retry
+    policy waits those out and, past its retries, fails with no GithubException at all."""
+    return exc.status == FORBIDDEN
 
 
 def _review_input(
@@ -127,17 +175,8 @@ def _review_input(
         charts=run.inputs.charts,
         profiles=run.inputs.profiles,
         config_path=run.inputs.config,
+        kube_version=run.inputs.kube_version,
+        api_versions=run.inputs.api_versions,
+        values=run.values,
+        offline=run.inputs.offline,
     )
-
-
-def _publish(run: ActionReview, runs: dict[str, int], result: ReviewResult) -> None:
-    try:
-        elsewhere = (
-            "the `diff` output of the chart-review step (`chart-review-report.diff` in the job; "
-            "upload it as an artifact to keep it)"
-        )
-        CheckRunPublisher(run.client, run.pr, runs, elsewhere).publish(result)
-    except GithubException as exc:
-        if exc.status == FORBIDDEN and not runs:  # every run is out: the comments were refused
-            raise ActionSetupError(COMMENTS_PERMISSION) from None
-        raise

@@ -92,7 +92,8 @@ class ChartsChecked:
     def window_context(self, charts: tuple[ChartRenders, ...]) -> Context:
         """The context a window's chart checks read, its charts' report data begun."""
         if self._base is None:
-            self._base = self.context(self.others.result())
+            kube_version = self.assumed.result().kube_version
+            self._base = replace(self.context(self.others.result()), kube_version=kube_version)
         assumed = self.assumed.result().to_json()
         noise = self._base.config.diff
         for chart in charts:

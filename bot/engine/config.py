@@ -21,12 +21,19 @@ from bot.kube.capabilities import (
     parse_api_versions,
     parse_kube_version,
 )
+from bot.textlines import git_line
 
 CONFIG_PATH = ".github/chart-review.yml"
 # Checks whose options live at the top level of the file rather than under `checks:`.
 TOP_LEVEL_CHECKS = ("version", "probes")
 
 SeverityName = Literal["failure", "warning", "notice"]
+# How a review's verdict is published as check runs: `one` run named `chart-review` with a section
+# per check (the default), or `per-check`, a run per check family (`chart-review/qos`, …), for
+# branch protection that requires each.
+CheckRunLayout = Literal["one", "per-check"]
+ONE_RUN: CheckRunLayout = "one"
+PER_CHECK: CheckRunLayout = "per-check"
 # Other repositories one review may read (references to `owner/name:path`): each costs API calls
 # and a mirror on the worker's disk. The config may lower it, never raise it.
 MAX_LINKED_REPOSITORIES = 5
@@ -163,6 +170,7 @@ class Config(_Strict):
     version: VersionConfig = Field(default_factory=VersionConfig)
     probes: ProbesConfig = Field(default_factory=ProbesConfig)
     release_board: bool = False
+    check_runs: CheckRunLayout = ONE_RUN
     links: LinksConfig = Field(default_factory=LinksConfig)
     # What the charts are rendered for, as `helm template --kube-version` and `--api-versions`.
     kube_version: str | None = Field(default=None, description="`1.29` or `v1.29.0`")
@@ -223,7 +231,7 @@ def parse_config(
         node = yaml.compose(text, Loader=LOADER)
         data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES as exc:
-        line, problem = problem_at(exc)
+        line, problem = problem_at(exc, text)
         where = f" line {line}" if line is not None else ""
         raise ConfigError(f"{source}{where}: not valid YAML: {problem}") from None
     if data is None:
@@ -233,16 +241,32 @@ def parse_config(
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, node, source)) from None
-    _check_names(config, node, source, known_checks)
+        raise ConfigError(_describe(exc, node, source, text)) from None
+    _check_names(config, node, source, known_checks, text)
     return config
 
 
+def layout_of_text(text: str | None) -> CheckRunLayout:
+    """The `check_runs:` a config asks for even when the rest of it cannot be used: its runs are
+    begun before a review reports the config's error, and branch protection may require each
+    per-check run by name. Anything unreadable is the default."""
+    try:
+        data = yaml.load(text or "", Loader=LOADER)  # noqa: S506 - a safe loader
+    except YAML_FAILURES:
+        return ONE_RUN
+    wanted = data.get("check_runs") if isinstance(data, dict) else None
+    return PER_CHECK if wanted == PER_CHECK else ONE_RUN
+
+
 def _check_names(
-    config: Config, node: yaml.Node | None, source: str, known: Collection[str] | None
+    config: Config,
+    node: yaml.Node | None,
+    source: str,
+    known: Collection[str] | None,
+    text: str = "",
 ) -> None:
     for name in config.checks:
-        line = _line_of(node, ["checks", name])
+        line = _line_of(node, ["checks", name], text)
         where = f"{source} line {line}" if line else source
         if name in TOP_LEVEL_CHECKS:
             raise ConfigError(
@@ -255,36 +279,42 @@ def _check_names(
             )
 
 
-def _describe(exc: ValidationError, node: yaml.Node | None, source: str) -> str:
+def _describe(exc: ValidationError, node: yaml.Node | None, source: str, text: str = "") -> str:
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "literal["))]
     # pydantic appends union-member names to the location; keep only keys that exist in the file.
     key = ".".join(loc)
-    line = _line_of(node, list(err["loc"]))
+    line = _line_of(node, list(err["loc"]), text)
     where = f" line {line}" if line else ""
     if err["type"] == "extra_forbidden":
         return f"{source}{where}: unknown key '{key}'"
     return f"{source}{where}: '{key}': {err['msg']}"
 
 
-def _line_of(node: yaml.Node | None, path: list[Any]) -> int | None:
-    line = node.start_mark.line + 1 if node is not None else None
+def _line_of(node: yaml.Node | None, path: list[Any], text: str = "") -> int | None:
+    """The line, as git numbers `text`'s lines, of the deepest key of `path` the file holds."""
+    line = _yaml_line(text, node.start_mark.line) if node is not None else None
     for part in path:
         if isinstance(node, yaml.MappingNode):
             match = next((v for k, v in node.value if k.value == str(part)), None)
             key_node = next((k for k, _ in node.value if k.value == str(part)), None)
             if match is None:
                 return line
-            line = (key_node or match).start_mark.line + 1
+            line = _yaml_line(text, (key_node or match).start_mark.line)
             node = match
         elif (
             isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
         ):
             node = node.value[part]
-            line = node.start_mark.line + 1
+            line = _yaml_line(text, node.start_mark.line)
         else:
             return line
     return line
+
+
+def _yaml_line(text: str, mark_line: int) -> int:
+    """A YAML mark's 0-based line as git's 1-based one (YAML breaks lines at U+2028 and NEL too)."""
+    return git_line(text, mark_line)
 
 
 def _kind(value: Any) -> str:

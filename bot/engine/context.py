@@ -181,6 +181,9 @@ class Context:
     # Other open PRs' renders (head sha → their renders of charts under review that they touch,
     # measured from this review's base): bot/engine/other_renders.py says which.
     other_renders: Mapping[str, tuple[ChartRenders, ...]] = field(default_factory=dict)
+    # The Kubernetes version the charts were rendered for (`v1.36.0`): the one given, else the
+    # renderer's own default; None when it could not be read.
+    kube_version: str | None = None
 
     def changed(self, path: str) -> ChangedFile | None:
         for change in self.changes:

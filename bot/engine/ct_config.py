@@ -1,11 +1,14 @@
 """chart-testing's `ct.yaml`: the repository's own policy for which directories hold charts, which
-charts are left out, which branch PRs are compared with and whether a PR must bump its chart.
+charts are left out, which branch PRs are compared with, whether a PR must bump its chart, and how
+ct lints its YAML.
 
 Read from the tree of the branch the PR targets, as `.github/chart-review.yml` is, so a PR cannot
 loosen its own review. Where it is: the repository path in the `CT_CONFIG` environment variable
-(an error when that file is missing there), else the one file that the workflows give `ct lint` or
-`ct list-changed` as `--config PATH`, else `ct.yaml` (or `ct.yml`) at the root, else in `.github/`.
-Of ct's many keys only the four below are read; the others are ct's business and are ignored."""
+(an error when that file is missing there), else the one file that CI gives `ct lint` or
+`ct list-changed` as `--config PATH` (in a workflow, or a Makefile target or script one calls:
+bot/engine/ci/), else `ct.yaml` (or `ct.yml`) at the root, else in `.github/`. Only the keys of
+`CtConfig` are read; the others are ct's business and are ignored. `version_gates` says which of
+CI's ct runs lint a chart and whether each checks its version."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from bot.engine.yaml.blocks import LOADER
 from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
+from bot.textlines import git_line
 
 CT_CONFIG_ENV = "CT_CONFIG"
 # The ct commands whose config picks the charts and checks versions (`ct install`'s may differ).
@@ -50,6 +54,12 @@ class CtConfig:
     target_branch: str | None = None
     remote: str = CT_REMOTE
     check_version_increment: bool = True
+    # What `ct lint` validates besides `helm lint` (checks/yaml/): yamllint's config and the
+    # Chart.yaml schema (None: ct's own defaults), and whether each runs.
+    lint_conf: str | None = None
+    chart_yaml_schema: str | None = None
+    validate_yaml: bool = True
+    validate_chart_schema: bool = True
 
     @property
     def target_refs(self) -> tuple[str, ...]:
@@ -106,7 +116,7 @@ def parse_ct_config(text: str, source: str) -> CtConfig:
         node = yaml.compose(text, Loader=LOADER)
         data = yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader
     except YAML_FAILURES as exc:
-        line, problem = problem_at(exc)
+        line, problem = problem_at(exc, text)
         where = f" line {line}" if line is not None else ""
         raise CtConfigError(f"{source}{where}: not valid YAML: {problem}") from None
     if data is None:
@@ -115,7 +125,7 @@ def parse_ct_config(text: str, source: str) -> CtConfig:
         raise CtConfigError(f"{source} line 1: expected a mapping of ct settings")
 
     def fail(key: str, expected: str) -> CtConfigError:
-        line = _key_line(node, key)
+        line = _key_line(node, key, text)
         return CtConfigError(f"{source} line {line}: '{key}': expected {expected}")
 
     dirs = _strings(data, "chart-dirs", fail)
@@ -126,6 +136,10 @@ def parse_ct_config(text: str, source: str) -> CtConfig:
         target_branch=_string(data, "target-branch", fail),
         remote=_string(data, "remote", fail) or CT_REMOTE,
         check_version_increment=_flag(data, "check-version-increment", fail),
+        lint_conf=_string(data, "lint-conf", fail),
+        chart_yaml_schema=_string(data, "chart-yaml-schema", fail),
+        validate_yaml=_flag(data, "validate-yaml", fail),
+        validate_chart_schema=_flag(data, "validate-chart-schema", fail),
     )
 
 
@@ -157,11 +171,11 @@ def _flag(data: dict[str, Any], key: str, fail: _Fail) -> bool:
     raise fail(key, "true or false")
 
 
-def _key_line(node: yaml.Node | None, key: str) -> int:
+def _key_line(node: yaml.Node | None, key: str, text: str) -> int:
     if isinstance(node, yaml.MappingNode):
         for k, _ in node.value:
             if k.value == key:
-                return int(k.start_mark.line) + 1
+                return git_line(text, int(k.start_mark.line))
     return 1
 
 

@@ -117,3 +117,34 @@ def _finding(
             **issue.data,
         },
     )
+
+
+def compare_files(
+    check: str,
+    chart: str,
+    base: Sequence[Issue],
+    head: Sequence[Issue],
+    severity: Mapping[str, Severity],
+) -> list[Finding]:
+    """`compare` for issues of files rather than of renders (a lint of the chart's own files): no
+    profiles, one finding per issue at head, in its order."""
+    known = {issue.identity for issue in base}
+    found: dict[tuple[str, str, str, str], Finding] = {}
+    for issue in head:
+        preexisting = issue.identity in known
+        found.setdefault(
+            issue.identity,
+            Finding(
+                check=check,
+                severity=Severity.NOTICE if preexisting else severity[issue.rule],
+                title=issue.title + (" (already at base)" if preexisting else ""),
+                message=issue.message + (PREEXISTING if preexisting else ""),
+                rule=issue.rule,
+                chart=chart,
+                subject=issue.subject,
+                path=issue.path,
+                line=issue.where,
+                data={"detail": issue.detail, "preexisting": preexisting, **issue.data},
+            ),
+        )
+    return list(found.values())

@@ -22,8 +22,8 @@ from tests.support.app_harness import (
     wait_for,
 )
 from tests.support.app_scenario import REPO, Scenario
+from tests.support.check_runs import Family, family
 from tests.support.fakegithub import FakeGitHub
-from tests.support.fakegithub.state import CheckRun
 
 PINGS = 40
 STALL = 2.0  # seconds: far above any scheduling delay, far below what an expansion costs
@@ -49,7 +49,7 @@ def ping(app: RunningApp, stop: threading.Event, out: list[float]) -> None:
 
 def review_while_pinging(
     app: RunningApp, github: FakeGitHub, s: Scenario, values: str, run: str
-) -> tuple[CheckRun, list[float]]:
+) -> tuple[Family, list[float]]:
     """Push `values` to PR #1, and ping the receiver until `run` is completed: the run, and the
     receiver's latencies meanwhile."""
     head = s.git.checkout("wait-for-mysql").write(VALUES, values).commit("values").sha()
@@ -62,9 +62,10 @@ def review_while_pinging(
     payload = pull_request_event("synchronize", REPO, s.clone_url, 1, head)
     assert app.deliver("pull_request", payload).status_code == 202
 
-    def completed() -> CheckRun | None:
-        runs = [r for r in github.check_runs(REPO, head) if r.name == run]
-        return runs[0] if runs and runs[0].status == "completed" else None
+    def completed() -> Family | None:
+        runs = github.check_runs(REPO, head)
+        done = runs and all(r.status == "completed" for r in runs)
+        return family(runs, run) if done else None
 
     wait_for(lambda: completed() is not None, what=f"{run} completed")
     stop.set()
@@ -77,7 +78,7 @@ def review_while_pinging(
 def test_a_values_bomb_is_a_finding_and_the_receiver_keeps_answering(
     app: RunningApp, github: FakeGitHub, scenario: Scenario
 ) -> None:
-    render, latencies = review_while_pinging(app, github, scenario, laughs(), "chart-review/render")
+    render, latencies = review_while_pinging(app, github, scenario, laughs(), "render")
     assert render.conclusion == "failure"
     assert f"{VALUES} line 7: not valid YAML: its aliases expand" in (render.summary or "")
     # Expanded, the bomb held the GIL for 26 s, and every ping waited for it. Refused, no ping

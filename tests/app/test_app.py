@@ -21,8 +21,20 @@ from tests.support.app_harness import (
     running_app,
     wait_for,
 )
-from tests.support.app_scenario import REPO, RUNS, TEMPLATE, Scenario, chart_yaml, with_init
+from tests.support.app_scenario import (
+    NAMES_BEFORE_ONE_RUN,
+    PER_CHECK_CONFIG,
+    PER_CHECK_RUNS,
+    REPO,
+    RUNS,
+    TEMPLATE,
+    Scenario,
+    build_scenario,
+    chart_yaml,
+    with_init,
+)
 from tests.support.charts import chart_files
+from tests.support.check_runs import family, family_verdicts
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
@@ -45,7 +57,7 @@ def _reviewed(github: FakeGitHub, head: str) -> bool:
 
 
 def _conclusions(github: FakeGitHub, head: str) -> dict[str, str | None]:
-    return {r.name: r.conclusion for r in github.check_runs(REPO, head)}
+    return family_verdicts(github.check_runs(REPO, head))
 
 
 def _open(app: RunningApp, s: Scenario, head: str | None = None, action: str = "opened") -> None:
@@ -60,7 +72,8 @@ def test_opened_pr_gets_check_runs_summary_and_inline_comment(
     wait_for(lambda: _reviewed(github, scenario.head), what="the review published")
 
     assert _conclusions(github, scenario.head) == {
-        **{name: "success" for name in RUNS},
+        "chart-review": "failure",  # the one run, with a section per check
+        **{name: "success" for name in PER_CHECK_RUNS},
         "chart-review/qos": "failure",
     }
     comments = github.issue_comments(REPO, 1)
@@ -334,7 +347,7 @@ def test_a_heading_in_another_installed_repository_is_read_through_the_app(
     _open(app, scenario, head, action="synchronize")
     wait_for(lambda: _reviewed(github, head))
 
-    [run] = [r for r in github.check_runs(REPO, head) if r.name == "chart-review/headings"]
+    run = family(github.check_runs(REPO, head), "headings")
     assert run.conclusion == "neutral"
     assert "resolves only once acme/backend#12 merges; merge that first" in run.text
 
@@ -352,7 +365,7 @@ def test_a_heading_in_an_unreadable_repository_is_a_notice_not_a_pass(
     _open(app, scenario, head, action="synchronize")
     wait_for(lambda: _reviewed(github, head))
 
-    [run] = [r for r in github.check_runs(REPO, head) if r.name == "chart-review/headings"]
+    run = family(github.check_runs(REPO, head), "headings")
     assert run.conclusion == "success"  # a notice: nothing the PR must fix, but said out loud
     assert "not checked: acme/secret is not readable for this repository" in run.text
 
@@ -376,7 +389,7 @@ def test_a_pr_moving_onto_anothers_version_re_checks_the_other(
         return _conclusions(github, other).get("chart-review/version") == "neutral"
 
     wait_for(other_races_pr_1, what="PR #2's version check to warn of PR #1")
-    [run] = [r for r in github.check_runs(REPO, other) if r.name == "chart-review/version"]
+    run = family(github.check_runs(REPO, other), "version")
     assert "#1" in run.summary + (run.text or "")
 
 
@@ -406,3 +419,18 @@ def test_stopping_the_app_leaves_no_render_process(
     for pid in pids:  # closed with the App, not left for the interpreter's exit
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_check_runs_per_check_gives_today_s_run_names_through_the_app(
+    app: RunningApp, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """For branch protection that requires each: `check_runs: per-check` in the config at base
+    gives the run names of before the one run was the default, exactly."""
+    s = build_scenario(tmp_path / "per-check", github, config=PER_CHECK_CONFIG)
+    _open(app, s)
+    wait_for(lambda: _completed(github, s.head, len(PER_CHECK_RUNS)), what="every run completed")
+
+    runs = {r.name: r.conclusion for r in github.check_runs(REPO, s.head)}
+    assert sorted(runs) == sorted(PER_CHECK_RUNS)
+    assert set(NAMES_BEFORE_ONE_RUN) <= set(runs)
+    assert runs["chart-review/qos"] == "failure" and runs["chart-review/version"] == "success"

@@ -17,6 +17,7 @@ from tests.support.app_harness import (
 )
 from tests.support.app_scenario import REPO, RUNS, TEMPLATE, Scenario, with_init
 from tests.support.charts import chart_files
+from tests.support.check_runs import family_verdicts
 from tests.support.fakegithub import FakeGitHub
 
 FORGED = "{{/* x\u2028+++ b/docs/notes.md */}}\n"
@@ -50,7 +51,7 @@ def test_a_forged_file_header_in_a_template_hides_nothing(
         return done and any(head[:12] in c.body for c in github.issue_comments(REPO, 2))
 
     wait_for(published, what="the forged PR's review published")
-    conclusions = {r.name: r.conclusion for r in github.check_runs(REPO, head)}
+    conclusions = family_verdicts(github.check_runs(REPO, head))
     assert conclusions["chart-review/qos"] == "failure"  # the downgrade is seen
     assert conclusions["chart-review/version"] == "failure"  # and the missing bump
     (summary,) = github.issue_comments(REPO, 2)

@@ -20,6 +20,7 @@ from bot.render.cache import CachedRender, CacheKey, RenderCache
 from tests.support.app_harness import app_settings, pull_request_event, running_app, wait_for
 from tests.support.app_scenario import REPO, RUNS, Scenario
 from tests.support.charts import chart_files
+from tests.support.check_runs import family_verdicts
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
@@ -230,7 +231,7 @@ def reviewed(github: FakeGitHub, head: str) -> bool:
 
 
 def qos_conclusion(github: FakeGitHub, head: str) -> str | None:
-    return {r.name: r.conclusion for r in github.check_runs(REPO, head)}["chart-review/qos"]
+    return family_verdicts(github.check_runs(REPO, head))["chart-review/qos"]
 
 
 def test_a_delivery_on_a_full_disk_is_refused_with_503_and_its_redelivery_reviewed(

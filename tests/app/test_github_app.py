@@ -187,11 +187,19 @@ def test_begin_again_on_the_same_head_reuses_the_run(repo: RepoClient, fake: Fak
     assert elsewhere[QOS] not in first.values()
     assert len(fake.check_runs(REPO, HEAD)) == 2
     assert fake.check_runs(REPO, HEAD)[0].status == "in_progress"
-    assert fake.calls("GET", "/check-runs$")[0].query == {
-        "check_name": QOS,
-        "app_id": str(fake.app_id),
-        "filter": "latest",
-    }
+    # One listing for both names on each begin, by this app's id; by name where there is one.
+    listings = [c.query for c in fake.calls("GET", "/check-runs$")]
+    assert listings == [
+        {"app_id": str(fake.app_id), "filter": "latest", "per_page": "100", "page": "1"},
+        {"app_id": str(fake.app_id), "filter": "latest", "per_page": "100", "page": "1"},
+        {
+            "check_name": QOS,
+            "app_id": str(fake.app_id),
+            "filter": "latest",
+            "per_page": "100",
+            "page": "1",
+        },
+    ]
 
 
 def test_complete_sends_annotations_50_per_request(repo: RepoClient, fake: FakeGitHub) -> None:
@@ -209,9 +217,10 @@ def test_complete_sends_annotations_50_per_request(repo: RepoClient, fake: FakeG
     )
     assert [a["title"] for a in run.annotations] == [f"finding {n}" for n in range(120)]
     patches = fake.calls("PATCH", f"/check-runs/{run_id}$")
-    # Evidence first, verdict last: a crash part-way never shows a conclusion with half of it.
-    assert [len(p.json["output"].get("annotations", [])) for p in patches] == [50, 50, 20, 0]
-    assert [p.json.get("conclusion") for p in patches] == [None, None, None, "failure"]
+    # Evidence first, the verdict with its last part: a crash part-way never shows a conclusion
+    # with half of it, and a run of up to 50 annotations is completed in one request.
+    assert [len(p.json["output"].get("annotations", [])) for p in patches] == [50, 50, 20]
+    assert [p.json.get("conclusion") for p in patches] == [None, None, "failure"]
 
 
 def test_completing_a_reused_run_does_not_repeat_its_annotations(
@@ -225,6 +234,38 @@ def test_completing_a_reused_run_does_not_repeat_its_annotations(
 
     [run] = fake.check_runs(REPO, HEAD)
     assert [a["title"] for a in run.annotations] == [f"finding {n}" for n in range(4)]
+
+
+def test_complete_with_up_to_50_annotations_is_one_request(
+    repo: RepoClient, fake: FakeGitHub
+) -> None:
+    run_id = repo.begin_check_runs(HEAD, [QOS])[QOS]
+    repo.complete_check_run(run_id, output(annotations=50))
+
+    [patch] = fake.calls("PATCH", f"/check-runs/{run_id}$")
+    assert (patch.json["conclusion"], len(patch.json["output"]["annotations"])) == ("failure", 50)
+
+
+def test_begin_lists_the_runs_there_once_whatever_the_number_of_names(
+    repo: RepoClient, fake: FakeGitHub
+) -> None:
+    """The `per-check` layout's eight runs, begun again on the same head: one listing (paged past
+    GitHub's 100 a page), then one write per run."""
+    names = [f"chart-review/check{n}" for n in range(8)]
+    other = [f"other/{n}" for n in range(120)]  # this app's runs too, which page the listing
+    repo.begin_check_runs(HEAD, other)
+    first = repo.begin_check_runs(HEAD, names)
+    calls = len(fake.calls())
+
+    again = repo.begin_check_runs(HEAD, names)
+
+    assert again == first
+    made = fake.calls()[calls:]
+    assert [(c.method, c.query.get("page")) for c in made if c.method == "GET"] == [
+        ("GET", "1"),
+        ("GET", "2"),
+    ]
+    assert [c.method for c in made if c.method != "GET"] == ["PATCH"] * 8
 
 
 def test_complete_without_annotations_is_one_request(repo: RepoClient, fake: FakeGitHub) -> None:

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 from bot.app.inline import inline_comments
-from bot.app.publish import MAX_OUTPUT_CHARS, SUMMARY_MARKER, check_run_outputs, summary_comment
+from bot.app.publish import MAX_OUTPUT_CHARS, SUMMARY_MARKER
+from bot.app.run_layout import check_run_outputs, summary_comment
 from bot.engine.markdown import Section, to_markdown
 from bot.engine.report import ChartSummary, Finding, Report, Severity
 from bot.engine.review import Engine, ReviewInput
@@ -30,6 +31,9 @@ SAFE_IMAGE = "![x\\](https://x/y)"
 CHART = f"charts/{MENTIONS}"
 PATH = f"{CHART}/values`{RLO}.yaml"
 SECTIONS = [Section("qos", "QoS")]
+CHARTS_LINE = (
+    f"Charts: `{CHART}` (1.0.0 → 1.0.1 {SAFE_MENTIONS}; profiles eks {SAFE_IMAGE}, default)"
+)
 
 
 def hostile_report(*more: Finding) -> Report:
@@ -52,7 +56,9 @@ def test_check_run_summary_and_text_show_pr_text_literally() -> None:
     [out] = check_run_outputs(hostile_report(), SECTIONS)
     # In a table cell the message is one line, so its `##` is mid-line and needs no escape.
     where = "``charts/@alice @bob/values`\\u202e.yaml:3``"  # inside code: no mention
+    assert out.name == "chart-review"  # the one run of the default layout
     assert out.summary == (
+        f"Compared `{'b' * 12}` → `{'a' * 12}`. {CHARTS_LINE}\n\n"
         "### QoS: 1 failure\n\n"
         "| | chart | profile | finding | where |\n"
         "| --- | --- | --- | --- | --- |\n"
@@ -61,6 +67,7 @@ def test_check_run_summary_and_text_show_pr_text_literally() -> None:
         f"## ✅ chart-review: no findings container `{MENTIONS}` flips\\u202e | {where} |"
     )
     assert out.text == (
+        "### QoS\n\n"
         f"#### ❌ {SAFE_MENTIONS} {SAFE_IMAGE} — {where}\n\n"
         f"chart `{CHART}`, profile `eks {IMAGE}`, `Deployment/{MENTIONS}`\n\n"
         "&lt;img src=https://x/t.png>\n"
@@ -84,9 +91,9 @@ def test_summary_comment_has_one_verdict_ours() -> None:
         f"{SUMMARY_MARKER}\n\n"
         "## ❌ chart-review: 1 failure\n\n"
         f"Compared `{'b' * 12}` → `{'a' * 12}`.\n\n"
-        f"Charts: `{CHART}` (1.0.0 → 1.0.1 {SAFE_MENTIONS}; profiles eks {SAFE_IMAGE}, default)\n\n"
-        f"- ❌ QoS (`chart-review/qos`): 1 failure — {SAFE_MENTIONS} {SAFE_IMAGE}\n\n"
-        "Details and annotations are in each `chart-review/…` check run.\n"
+        f"{CHARTS_LINE}\n\n"
+        f"- ❌ QoS: 1 failure — {SAFE_MENTIONS} {SAFE_IMAGE}\n\n"
+        "Details and annotations are in the `chart-review` check run.\n"
     )
 
 
@@ -129,7 +136,7 @@ def test_many_findings_keep_whole_rows_and_say_how_many_were_left_out() -> None:
         assert note == (
             f"… {left:,} more findings not shown; run `chart-review review` for the full report"
         )
-    assert out.summary.startswith("### QoS: 1 failure, 3000 warnings\n\n| |")
+    assert "\n\n### QoS: 1 failure, 3000 warnings\n\n| |" in out.summary
     last_row = out.summary.rsplit("\n\n", 1)[0].splitlines()[-1]
     assert last_row.startswith("| ⚠️ | web |") and last_row.endswith("| `v.yaml:" + last_row[-6:])
 
@@ -203,5 +210,5 @@ def test_real_review_of_hostile_chart_text(tmp_path: Path) -> None:
     for out in outputs.values():
         assert_speaks_only_in_our_voice(out.summary, verdict_lines=0)
         assert_speaks_only_in_our_voice(out.text, verdict_lines=0)
-    details = outputs["chart-review/render"].text
+    details = outputs["chart-review"].text
     assert f"{safe_required}\n\\## ✅ chart-review: no findings" in details

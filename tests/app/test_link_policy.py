@@ -23,6 +23,7 @@ from tests.support.app_harness import (
     wait_for,
 )
 from tests.support.app_scenario import REPO, RUNS, Scenario
+from tests.support.check_runs import family
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
@@ -233,7 +234,7 @@ def _review(app: RunningApp, github: FakeGitHub, s: Scenario, quotes: str) -> st
 
 
 def _headings(github: FakeGitHub, head: str) -> str:
-    [run] = [r for r in github.check_runs(REPO, head) if r.name == "chart-review/headings"]
+    run = family(github.check_runs(REPO, head), "headings")
     return f"{run.title}\n{run.summary}\n{run.text}"
 
 

@@ -15,11 +15,11 @@ from bot.app.publish import (
     MAX_OUTPUT_CHARS,
     SUMMARY_MARKER,
     CheckRunOutput,
-    check_run_outputs,
     failed_output,
     fit,
-    summary_comment,
 )
+from bot.app.run_layout import check_run_outputs, summary_comment
+from bot.engine.config import PER_CHECK
 from bot.engine.markdown import Section
 from bot.engine.report import ChartSummary, Finding, Report, Severity
 
@@ -54,12 +54,12 @@ def report(
 
 
 def outputs(rep: Report) -> dict[str, CheckRunOutput]:
-    return {out.name: out for out in check_run_outputs(rep, SECTIONS)}
+    return {out.name: out for out in check_run_outputs(rep, SECTIONS, PER_CHECK)}
 
 
-def test_one_run_per_check_family_in_the_order_run() -> None:
+def test_per_check_one_run_per_check_family_in_the_order_run() -> None:
     rep = report(checks_run=("version", "qos", "headings"))
-    assert [o.name for o in check_run_outputs(rep, SECTIONS)] == [
+    assert [o.name for o in check_run_outputs(rep, SECTIONS, PER_CHECK)] == [
         "chart-review/version",
         "chart-review/qos",
         "chart-review/headings",
@@ -74,7 +74,7 @@ def test_conclusion_and_title_per_family() -> None:
         finding("version", Severity.WARNING, "appVersion drift"),
         finding("headings", Severity.NOTICE, "heading moved"),
     )
-    found = {o.name: (o.conclusion, o.title) for o in check_run_outputs(rep, SECTIONS)}
+    found = {o.name: (o.conclusion, o.title) for o in check_run_outputs(rep, SECTIONS, PER_CHECK)}
     assert found == {
         "chart-review/qos": ("failure", "1 failure, 2 notices"),
         "chart-review/version": ("neutral", "1 warning"),
@@ -148,7 +148,7 @@ def _long_body(findings: Sequence[Finding], data: Mapping[str, Mapping[str, Any]
 def test_summary_over_the_limit_is_cut_with_a_note_of_how_much() -> None:
     sections = [Section("qos", "QoS", _long_body)]
     full = "### QoS: 1 failure\n\n" + _long_body([], {})
-    [out] = check_run_outputs(report(finding(), checks_run=("qos",)), sections)
+    [out] = check_run_outputs(report(finding(), checks_run=("qos",)), sections, PER_CHECK)
 
     assert len(full) > MAX_OUTPUT_CHARS
     assert len(out.summary) <= MAX_OUTPUT_CHARS
@@ -183,7 +183,7 @@ def test_summary_comment_lists_every_check_with_its_headline() -> None:
         *(finding(title=f"pod {n} drops") for n in range(5)),
         finding("version", Severity.WARNING, "appVersion drift"),
     )
-    assert summary_comment(rep, SECTIONS) == (
+    assert summary_comment(rep, SECTIONS, layout=PER_CHECK) == (
         f"{SUMMARY_MARKER}\n\n"
         "## ❌ chart-review: 5 failures, 1 warning\n\n"
         f"Compared `{'b' * 12}` → `{'a' * 12}`.\n\n"
@@ -198,7 +198,7 @@ def test_summary_comment_lists_every_check_with_its_headline() -> None:
 
 def test_summary_comment_passes_with_notices_and_names_the_render_run() -> None:
     rep = report(finding(severity=Severity.NOTICE), finding("render", Severity.WARNING, "t"))
-    text = summary_comment(rep, checks.REGISTRY.sections())
+    text = summary_comment(rep, checks.REGISTRY.sections(), layout=PER_CHECK)
     assert text.splitlines()[2] == "## ✅ chart-review: 1 warning, 1 notice"
     assert "- ✅ QoS classes (`chart-review/qos`): 1 notice\n" in text
     assert "- ⚠️ Rendering (`chart-review/render`): 1 warning\n" in text
@@ -208,7 +208,7 @@ def test_summary_comment_stays_within_the_comment_limit() -> None:
     many = [finding(title="t" * 500) for _ in range(10)]
     checks_run = [f"check{i}" for i in range(2000)]
     rep = report(*many, checks_run=checks_run)
-    text = summary_comment(rep, SECTIONS)
+    text = summary_comment(rep, SECTIONS, layout=PER_CHECK)
     assert len(text) <= MAX_COMMENT_CHARS
     assert text.startswith(SUMMARY_MARKER)
     assert CUT_RE.search(text)
@@ -281,7 +281,7 @@ def test_findings_already_at_base_are_folded_in_the_comment_and_the_check_run() 
         for n in range(8)
     ]
     rep = report(finding(), *at_base)
-    comment = summary_comment(rep, SECTIONS)
+    comment = summary_comment(rep, SECTIONS, layout=PER_CHECK)
     assert "## ❌ chart-review: 1 failure; 8 already at base\n" in comment
     assert "- ✅ Chart version (`chart-review/version`): no new findings; 8 already at base\n" in (
         comment
@@ -301,14 +301,98 @@ def test_findings_already_at_base_are_folded_in_the_comment_and_the_check_run() 
 
 def test_a_family_with_nothing_to_say_keeps_its_check_run_but_shares_one_comment_line() -> None:
     rep = report(finding())
-    assert [o.name for o in check_run_outputs(rep, SECTIONS)] == [
+    assert [o.name for o in check_run_outputs(rep, SECTIONS, PER_CHECK)] == [
         "chart-review/qos",
         "chart-review/version",
         "chart-review/headings",
     ]
-    lines = [line for line in summary_comment(rep, SECTIONS).splitlines() if line.startswith("- ")]
+    lines = [
+        line
+        for line in summary_comment(rep, SECTIONS, layout=PER_CHECK).splitlines()
+        if line.startswith("- ")
+    ]
     assert lines == [
         "- ❌ QoS (`chart-review/qos`): 1 failure — QoS drops to BestEffort",
         "- ✅ No findings: Chart version (`chart-review/version`), Headings "
         "(`chart-review/headings`)",
     ]
+
+
+# The default layout: one run, `chart-review`, a section per check.
+
+
+def test_one_run_by_default_with_a_section_per_check_in_the_order_run() -> None:
+    rep = report(
+        finding("qos", Severity.FAILURE, path=VALUES, line=3),
+        finding(
+            "version", Severity.WARNING, "appVersion drift", path="charts/web/Chart.yaml", line=4
+        ),
+        finding("headings", Severity.NOTICE, "heading moved"),
+    )
+    [one] = check_run_outputs(rep, SECTIONS)
+    assert (one.name, one.conclusion, one.title) == (
+        "chart-review",
+        "failure",
+        "1 failure, 1 warning, 1 notice",
+    )
+    headings = [line for line in one.summary.splitlines() if line.startswith("### ")]
+    assert headings == [
+        "### QoS: 1 failure",
+        "### Chart version: 1 warning",
+        "### Headings: 1 notice",
+    ]
+    assert one.summary.startswith(f"Compared `{'b' * 12}` → `{'a' * 12}`. Charts: `charts/web`")
+    per_check = outputs(rep)
+    for name, title in (("qos", "QoS"), ("version", "Chart version"), ("headings", "Headings")):
+        # Each section as the family's own run had it, and its findings whole in the text.
+        assert per_check[f"chart-review/{name}"].summary in one.summary
+        assert f"### {title}\n\n{per_check[f'chart-review/{name}'].text}" in one.text
+    assert [n.path for n in one.annotations] == [VALUES, "charts/web/Chart.yaml"]
+
+
+def test_one_run_s_name_and_sections_stay_whatever_the_review_finds() -> None:
+    quiet, loud = report(), report(finding("render", title="template failed"), finding())
+    assert [o.name for o in check_run_outputs(quiet, SECTIONS)] == ["chart-review"]
+    assert [o.name for o in check_run_outputs(loud, SECTIONS)] == ["chart-review"]
+    [calm] = check_run_outputs(quiet, SECTIONS)
+    assert (calm.conclusion, calm.title, calm.text) == ("success", "no findings", "")
+    assert calm.summary.endswith(
+        "### QoS: no findings\n\n### Chart version: no findings\n\n### Headings: no findings"
+    )
+    [failed] = check_run_outputs(loud, SECTIONS)
+    assert "\n\n### Rendering: 1 failure\n\n| |" in failed.summary  # said when it found something
+
+
+def test_one_long_section_does_not_crowd_the_others_out_of_the_run() -> None:
+    rep = report(
+        *(finding(title=f"pod {n} drops", path=VALUES, line=n + 1) for n in range(2000)),
+        finding("version", Severity.WARNING, "appVersion drift"),
+    )
+    [one] = check_run_outputs(rep, SECTIONS)
+    assert len(one.summary) <= MAX_OUTPUT_CHARS and len(one.text) <= MAX_OUTPUT_CHARS
+    assert "### Chart version: 1 warning\n\n| | chart |" in one.summary
+    assert "| ⚠️ |  |  | **appVersion drift**" in one.summary
+    assert "### Headings: no findings" in one.summary
+    assert "#### ⚠️ appVersion drift" in one.text
+    assert "more findings not shown; run `chart-review review` for the full report" in one.text
+    assert len(one.annotations) == 2000  # all of them, sent 50 a request
+
+
+def test_shares_give_small_parts_all_they_want_and_split_the_rest() -> None:
+    from bot.app.one_run import shares
+
+    assert shares([10, 20], 100) == [10, 20]
+    assert shares([10, 500, 900], 300) == [10, 145, 145]
+    assert shares([], 10) == []
+    assert sum(shares([7, 7, 7], 10)) <= 10
+
+
+def test_the_summary_comment_of_the_one_run_names_no_family_run() -> None:
+    rep = report(finding(title="pod drops"), finding("version", Severity.WARNING, "drift"))
+    lines = summary_comment(rep, SECTIONS).splitlines()
+    assert [line for line in lines if line.startswith("- ")] == [
+        "- ❌ QoS: 1 failure — pod drops",
+        "- ⚠️ Chart version: 1 warning",
+        "- ✅ No findings: Headings",
+    ]
+    assert lines[-1] == "Details and annotations are in the `chart-review` check run."

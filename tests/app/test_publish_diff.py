@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.publish import (
-    MAX_COMMENT_CHARS,
-    MAX_OUTPUT_CHARS,
-    check_run_outputs,
-    comment_diff_room,
-    summary_comment,
-)
+from bot.app.comment import comment_diff_room
+from bot.app.publish import MAX_COMMENT_CHARS, MAX_OUTPUT_CHARS
+from bot.app.run_layout import check_run_outputs, summary_comment
 from bot.cli.main import main
 from bot.engine.diff_section import diff_markdown
 from bot.engine.markdown import to_markdown
@@ -78,7 +74,7 @@ def test_a_diff_too_big_for_the_comment_is_cut_with_a_note(repo: GitBuilder) -> 
     comment = summary_comment(report, REGISTRY.sections())
     assert len(comment) <= MAX_COMMENT_CHARS
     assert comment.startswith("<!-- chart-review:summary -->\n\n## ✅ chart-review: no findings")
-    assert comment.endswith("\n\nDetails and annotations are in each `chart-review/…` check run.\n")
+    assert comment.endswith("\n\nDetails and annotations are in the `chart-review` check run.\n")
     assert "more characters cut" not in comment  # the diff was fitted, not the comment cut
     (cut,) = CUT_RE.findall(comment)
     assert (cut[1], cut[2]) == (report.base[:12], report.head[:12])
@@ -114,13 +110,14 @@ def test_a_diff_the_comment_cuts_is_whole_in_a_check_run_s_text(tmp_path: Path) 
     assert comment_diff_room(report, REGISTRY.sections()) < len(whole) <= MAX_OUTPUT_CHARS
 
     outputs = check_run_outputs(report, REGISTRY.sections())
-    assert outputs[0].name == "chart-review/qos" and outputs[0].text == whole
+    [one] = outputs
+    assert one.name == "chart-review" and one.text == whole  # no finding: the text is the diff
     assert all(whole not in o.text for o in outputs[1:])
     comment = summary_comment(report, REGISTRY.sections())
     assert len(comment) <= MAX_COMMENT_CHARS
     assert re.search(
         r"… [\d,]+ more lines? of the rendered diff left out; the whole diff: in the details of "
-        r"the `chart-review/qos` check run\n",
+        r"the `chart-review` check run\n",
         comment,
     )
     assert not CUT_RE.search(comment)
@@ -162,7 +159,7 @@ def test_a_small_diff_is_whole_in_the_comment_before_its_footer(small: GitBuilde
         "### Rendered diff\n\n**`conf`**: 1 of 1 profile changed\n\n"
         "<details><summary>1 object changed</summary>\n\n"
         f"`default`:\n\n```diff\n{SMALL_DIFF}```\n\n</details>\n\n"
-        "Details and annotations are in each `chart-review/…` check run.\n"
+        "Details and annotations are in the `chart-review` check run.\n"
     )
 
 

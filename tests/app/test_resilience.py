@@ -16,6 +16,7 @@ from tests.support.app_harness import (
     wait_for,
 )
 from tests.support.app_scenario import REPO, RUNS, Scenario
+from tests.support.check_runs import family, family_verdicts
 from tests.support.cluster import (
     Cluster,
     app_env,
@@ -88,7 +89,7 @@ def test_a_damaged_mirror_is_rebuilt_and_the_review_is_right(
         assert app.deliver("issue_comment", event).status_code == 202
         wait_for(lambda: len(github.calls("PATCH", r"/check-runs/\d+$")) >= before + 2 * len(RUNS))
         wait_for(lambda: _reviewed(github, scenario.head))
-    runs = {r.name: r.conclusion for r in github.check_runs(REPO, scenario.head)}
+    runs = family_verdicts(github.check_runs(REPO, scenario.head))
     assert runs["chart-review/qos"] == "failure" and runs["chart-review/version"] == "success"
 
 
@@ -122,7 +123,7 @@ def test_a_symlink_out_of_the_chart_leaks_nothing_anywhere(
     published += [c.body for c in github.issue_comments(REPO, 1)]
     published += [c.body for c in github.review_comments(REPO, 1)]
     assert all(marker not in text for text in published)
-    render = {r.name: r for r in github.check_runs(REPO, head)}["chart-review/render"]
+    render = family(github.check_runs(REPO, head), "render")
     assert (
         render.conclusion == "failure" and "symbolic link; refused" in render.summary + render.text
     )

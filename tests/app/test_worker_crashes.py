@@ -17,6 +17,7 @@ from bot.app.queue import ALIVE, CRASH_LIMIT
 from bot.app.store import SqliteStore
 from tests.support.app_harness import pull_request_event, wait_for
 from tests.support.app_scenario import REPO, RUNS, Scenario
+from tests.support.check_runs import family_verdicts
 from tests.support.cluster import Cluster, app_env, cluster, json_lines
 from tests.support.fakegithub import FakeGitHub
 
@@ -119,7 +120,7 @@ def test_a_review_that_kills_its_worker_twice_is_completed_neutral(
     assert crashing.deliver("pull_request", payload, "crash-2").status_code == 202
 
     wait_for(lambda: _settled(github, pushed), timeout=30, what="the new head reviewed")
-    verdicts = {r.name: r.conclusion for r in github.check_runs(REPO, pushed)}
+    verdicts = family_verdicts(github.check_runs(REPO, pushed))
     assert verdicts["chart-review/qos"] == "failure"
     assert verdicts["chart-review/version"] == "success"
     [comment] = github.issue_comments(REPO, 1)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app.publish import NEUTRAL, check_run_outputs, summary_comment
+from bot.app.publish import NEUTRAL
+from bot.app.run_layout import check_run_outputs, summary_comment
+from bot.engine.config import PER_CHECK
 from bot.engine.markdown import to_markdown
 from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
@@ -79,7 +81,10 @@ def test_a_chart_failing_everywhere_alike_is_not_a_pass(tmp_path: Path) -> None:
     assert not report.failed  # the failure is not the PR's doing...
     rules = sorted(f.rule for f in report.findings_for("render"))
     assert rules == ["fails-both", "not-reviewed"]  # ...but nothing was checked either
-    outputs = {o.name: o for o in check_run_outputs(report, REGISTRY.sections())}
+    [one] = check_run_outputs(report, REGISTRY.sections())
+    assert (one.name, one.conclusion) == ("chart-review", NEUTRAL)
+    assert one.title.endswith("; not reviewed: app")
+    outputs = {o.name: o for o in check_run_outputs(report, REGISTRY.sections(), PER_CHECK)}
     assert outputs["chart-review/qos"].conclusion == NEUTRAL
     assert outputs["chart-review/qos"].title == "no findings; not reviewed: app"
     comment = summary_comment(report, REGISTRY.sections())

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_action import _as_actions, _run, _runner_env
+from tests.cli.test_action import _run
+from tests.support.action_job import as_actions, runner_env
 from tests.support.app_scenario import REPO, RUNS, Scenario
 from tests.support.fakegithub import FakeGitHub
 
@@ -76,9 +77,9 @@ def enterprise(github: FakeGitHub) -> Iterator[_Prefixed]:
 def test_the_action_publishes_through_an_enterprise_api_url(
     tmp_path: Path, github: FakeGitHub, scenario: Scenario, enterprise: _Prefixed
 ) -> None:
-    _as_actions(github)
+    as_actions(github)
     api_url = f"http://127.0.0.1:{enterprise.server_address[1]}{PREFIX}"
-    done = _run(_runner_env(tmp_path, github, scenario, GITHUB_API_URL=api_url))
+    done = _run(runner_env(tmp_path, github, scenario, GITHUB_API_URL=api_url))
 
     assert done.code == 1, done.stderr
     assert sorted(r.name for r in github.check_runs(REPO, scenario.head)) == sorted(RUNS)
@@ -93,13 +94,13 @@ def test_a_rerun_on_an_enterprise_server_edits_its_runs(
 ) -> None:
     """An Enterprise Server's GitHub Actions app has an id of its own, not github.com's: the
     Action knows its runs by the app's slug there, so a re-run edits them, never adds more."""
-    _as_actions(github)
+    as_actions(github)
     with github.state.lock:
         github.state.app_id = 31  # what this server numbered its Actions app
     api_url = f"http://127.0.0.1:{enterprise.server_address[1]}{PREFIX}"
-    env = _runner_env(tmp_path, github, scenario, GITHUB_API_URL=api_url)
+    env = runner_env(tmp_path, github, scenario, GITHUB_API_URL=api_url)
     assert _run(env).code == 1
     first = sorted((r.name, r.id) for r in github.check_runs(REPO, scenario.head))
-    assert _run(_runner_env(tmp_path / "again", github, scenario, GITHUB_API_URL=api_url)).code == 1
+    assert _run(runner_env(tmp_path / "again", github, scenario, GITHUB_API_URL=api_url)).code == 1
     assert sorted((r.name, r.id) for r in github.check_runs(REPO, scenario.head)) == first
     assert len(github.issue_comments(REPO, 1)) == 1

@@ -8,8 +8,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from tests.cli.test_action import _as_actions, _run, _runner_env
+from tests.cli.test_action import _run
+from tests.support.action_job import as_actions, runner_env
 from tests.support.app_scenario import REPO, Scenario
+from tests.support.check_runs import family
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
@@ -58,17 +60,17 @@ def _quoting(s: Scenario) -> Scenario:
 
 
 def _headings_run(github: FakeGitHub, head: str) -> str:
-    [run] = [r for r in github.check_runs(REPO, head) if r.name == "chart-review/headings"]
+    run = family(github.check_runs(REPO, head), "headings")
     return f"{run.title}\n{run.summary}\n{run.text}"
 
 
 def test_the_action_reads_a_public_linked_repository_with_the_workflow_token(
     tmp_path: Path, github: FakeGitHub, scenario: Scenario
 ) -> None:
-    _as_actions(github)
+    as_actions(github)
     _docs(tmp_path, github, private=False)
     s = _quoting(scenario)
-    done = _run(_runner_env(tmp_path / "run", github, s))
+    done = _run(runner_env(tmp_path / "run", github, s))
 
     assert done.code == 1, done.stderr
     text = _headings_run(github, s.head)
@@ -82,10 +84,10 @@ def test_the_action_reads_a_public_linked_repository_with_the_workflow_token(
 def test_a_public_pr_learns_nothing_of_a_private_linked_repository(
     tmp_path: Path, github: FakeGitHub, scenario: Scenario
 ) -> None:
-    _as_actions(github)
+    as_actions(github)
     _docs(tmp_path, github, private=True)
     s = _quoting(scenario)
-    done = _run(_runner_env(tmp_path / "run", github, s))
+    done = _run(runner_env(tmp_path / "run", github, s))
 
     assert done.code == 1, done.stderr
     text = _headings_run(github, s.head)
@@ -108,11 +110,11 @@ def _private_pr(github: FakeGitHub, env: dict[str, str]) -> dict[str, str]:
 def test_a_private_pr_learns_nothing_of_a_private_repository_its_author_cannot_read(
     tmp_path: Path, github: FakeGitHub, scenario: Scenario
 ) -> None:
-    _as_actions(github)
+    as_actions(github)
     _docs(tmp_path, github, private=True)
     github.set_permission(DOCS, AUTHOR, "none")
     s = _quoting(scenario)
-    done = _run(_private_pr(github, _runner_env(tmp_path / "run", github, s)))
+    done = _run(_private_pr(github, runner_env(tmp_path / "run", github, s)))
 
     assert done.code == 1, done.stderr
     text = _headings_run(github, s.head)
@@ -127,11 +129,11 @@ def test_a_private_pr_learns_nothing_of_a_private_repository_its_author_cannot_r
 def test_a_private_pr_reads_a_private_repository_its_author_can_read(
     tmp_path: Path, github: FakeGitHub, scenario: Scenario
 ) -> None:
-    _as_actions(github)
+    as_actions(github)
     _docs(tmp_path, github, private=True)
     github.set_permission(DOCS, AUTHOR, "read")
     s = _quoting(scenario)
-    done = _run(_private_pr(github, _runner_env(tmp_path / "run", github, s)))
+    done = _run(_private_pr(github, runner_env(tmp_path / "run", github, s)))
 
     assert done.code == 1, done.stderr
     text = _headings_run(github, s.head)

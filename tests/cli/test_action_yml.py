@@ -3,9 +3,7 @@ or step that exists, whose every step has a shell, and whose inputs reach the en
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +14,29 @@ from bot.cli.action_env import ActionInputs, read_inputs
 
 ACTION_YML = Path(__file__).resolve().parents[2] / "action.yml"
 INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}")
+INPUT_NAME = re.compile(r"\binputs\.([A-Za-z0-9_-]+)")  # in `${{ }}` and in `if:` expressions
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 STEP_OUTPUT_REF = re.compile(
     r"^\$\{\{\s*steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)\s*\}\}$"
 )
-EXPECTED_INPUTS = {"charts", "profiles", "fail-on", "comment", "config", "github-token"}
+EXPECTED_INPUTS = {
+    "charts",
+    "profiles",
+    "fail-on",
+    "comment",
+    "config",
+    "github-token",
+    "format",
+    "output-file",
+    "offline",
+    "kube-version",
+    "api-versions",
+    "values",
+    "set",
+    "set-string",
+    "no-open-prs",
+    "cache",
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +55,7 @@ def test_it_is_a_composite_action_with_the_issue_s_inputs_and_outputs(
 ) -> None:
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == EXPECTED_INPUTS
-    assert set(action["outputs"]) == {"failures", "warnings", "report", "diff"}
+    assert set(action["outputs"]) == {"failures", "warnings", "report", "diff", "output-file"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["fail-on"]["default"] == "failure"
 
@@ -46,8 +63,14 @@ def test_it_is_a_composite_action_with_the_issue_s_inputs_and_outputs(
 def test_every_input_used_is_declared_and_every_declared_input_is_used(
     action: dict[str, Any],
 ) -> None:
-    used = set(INPUT_REF.findall(ACTION_YML.read_text()))
+    used = set(INPUT_NAME.findall(ACTION_YML.read_text()))
     assert used == set(action["inputs"])
+
+
+def test_every_action_it_uses_is_pinned_to_a_commit(action: dict[str, Any]) -> None:
+    """A tag can be moved to other code; a commit cannot."""
+    uses = [s["uses"] for s in _steps(action) if "uses" in s]
+    assert uses and all(PINNED.match(u) for u in uses), uses
 
 
 def test_every_run_step_has_a_shell(action: dict[str, Any]) -> None:
@@ -66,7 +89,7 @@ def test_outputs_come_from_a_step_that_exists(action: dict[str, Any]) -> None:
 
 
 def test_the_package_is_installed_from_the_action_s_own_path(action: dict[str, Any]) -> None:
-    install = _steps(action)[0]
+    install = next(s for s in _steps(action) if s.get("id") == "install")
     assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
     assert '"$ACTION_PATH"' in install["run"] and "pip" in install["run"]
 
@@ -82,6 +105,16 @@ def test_the_review_step_passes_every_input_to_the_entry_point(action: dict[str,
         "comment": "false",
         "config": "ci/chart-review.yml",
         "github-token": "ghs_example",
+        "format": "sarif",
+        "output-file": "results/chart-review.sarif",
+        "offline": "true",
+        "kube-version": "1.29",
+        "api-versions": "monitoring.coreos.com/v1, cert-manager.io/v1",
+        "values": "ci/extra.yaml",
+        "set": "image.tag=abc\nreplicas=2,name=x",
+        "set-string": "build=0123",
+        "no-open-prs": "true",
+        "cache": "true",
     }
     environ = {
         key: INPUT_REF.sub(lambda m: given[m.group(1)], str(value))
@@ -93,55 +126,15 @@ def test_the_review_step_passes_every_input_to_the_entry_point(action: dict[str,
         fail_on="warning",
         comment=False,
         config="ci/chart-review.yml",
+        format="sarif",
+        output_file="results/chart-review.sarif",
+        offline=True,
+        kube_version="v1.29.0",
+        api_versions=("cert-manager.io/v1", "monitoring.coreos.com/v1"),
+        values=("ci/extra.yaml",),
+        sets=("image.tag=abc", "replicas=2,name=x"),
+        set_strings=("build=0123",),
+        open_prs=False,
     )
     assert environ["INPUT_GITHUB_TOKEN"] == "ghs_example"
     assert "chart-review" in review["run"] and "action" in review["run"]
-
-
-FAKE_PYTHON3 = """#!/bin/sh
-# `python3 -m venv DIR`: a venv whose pip notes what it installs and leaves the entry point.
-echo "python3 $*" >> "$LOG"
-mkdir -p "$3/bin"
-cat > "$3/bin/pip" <<'PIP'
-#!/bin/sh
-echo "pip $*" >> "$LOG"
-printf '#!/bin/sh\\n' > "$(dirname "$0")/chart-review"
-chmod +x "$(dirname "$0")/chart-review"
-PIP
-chmod +x "$3/bin/pip"
-"""
-
-
-def test_a_venv_installed_from_the_same_package_files_is_used_as_it_is(
-    action: dict[str, Any], tmp_path: Path
-) -> None:
-    """The install step makes the venv and installs the package once for a set of package files:
-    run again over the venv (a cache restored it), it installs nothing; a package file changed,
-    it installs again. A fake `python3 -m venv` and pip say what was run."""
-    package = tmp_path / "action"
-    for path in ("pyproject.toml", "bot/x.py", "checks/y.py", "webhooks/z.py"):
-        (package / path).parent.mkdir(parents=True, exist_ok=True)
-        (package / path).write_text(f"# {path}\n")
-    fake = tmp_path / "fake-bin"
-    fake.mkdir()
-    (fake / "python3").write_text(FAKE_PYTHON3)
-    (fake / "python3").chmod(0o755)
-    log = tmp_path / "log"
-    env = {
-        "PATH": f"{fake}:{os.environ['PATH']}",
-        "RUNNER_TEMP": str(tmp_path / "runner"),
-        "ACTION_PATH": str(package),
-        "LOG": str(log),
-    }
-    install = _steps(action)[0]["run"]
-
-    def run() -> list[str]:
-        subprocess.run(["bash", "-e", "-c", install], env=env, check=True, capture_output=True)
-        return log.read_text().splitlines() if log.exists() else []
-
-    venv = tmp_path / "runner" / "chart-review-venv"
-    made = [f"python3 -m venv {venv}", f"pip install --quiet --disable-pip-version-check {package}"]
-    assert run() == made
-    assert run() == made  # the same files: nothing run
-    (package / "bot" / "x.py").write_text("# changed\n")
-    assert run() == made + made

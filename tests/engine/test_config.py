@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.config import MAX_LINKED_REPOSITORIES, ConfigError, parse_config
+from bot.engine.config import MAX_LINKED_REPOSITORIES, ConfigError, layout_of_text, parse_config
 
 KNOWN = ("qos", "version", "headings", "uid", "probes", "selectors")
 
@@ -114,3 +114,42 @@ def test_kube_version_and_api_versions_are_read_as_helm_takes_them() -> None:
 def test_a_bad_kube_or_api_version_is_an_error_naming_key_and_line(text: str, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         parse_config(text)
+
+
+def test_lines_named_are_git_s_even_after_a_line_separator() -> None:
+    """PyYAML breaks lines at U+2028 and NEL too; the line a config error names is the one git
+    and GitHub show (issue 39's rule)."""
+    text = 'namespace: "first\u2028second"\nrelease_name: x\nunknown_key: 1\n'
+    with pytest.raises(ConfigError, match=r"^\.github/chart-review\.yml line 3: unknown key"):
+        parse_config(text)
+    # A separator in a comment ends it for YAML: the next words are no comment, and the error
+    # names git's line 2, where they are.
+    with pytest.raises(ConfigError, match=r"line 2: not valid YAML"):
+        parse_config("# a note\u2028with a separator\nrelease_name: x\n")
+
+
+def test_check_runs_is_one_by_default_or_per_check() -> None:
+    assert parse_config(None).check_runs == "one"
+    assert parse_config("check_runs: per-check\n").check_runs == "per-check"
+    with pytest.raises(
+        ConfigError, match=r"line 2: 'check_runs': Input should be 'one' or 'per-check'"
+    ):
+        parse_config("release_board: true\ncheck_runs: each\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "layout"),
+    [
+        ("check_runs: per-check\nchecks: {nope: {enabled: false}}\n", "per-check"),
+        ("check_runs: per-check\nnot a: [mapping\n", "one"),
+        ("- a list\n", "one"),
+        (None, "one"),
+    ],
+    ids=["rest-invalid", "not-yaml", "not-a-mapping", "no-file"],
+)
+def test_the_layout_is_read_even_from_a_config_that_cannot_be_used(
+    text: str | None, layout: str
+) -> None:
+    """Its runs are begun before the review reports the config's error: a repository whose branch
+    protection requires `chart-review/qos` keeps getting that run."""
+    assert layout_of_text(text) == layout

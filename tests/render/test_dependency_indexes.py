@@ -191,3 +191,23 @@ def test_archive_urls_resolve_as_helm_resolves_them(
     repository: str, url: str, resolved: str
 ) -> None:
     assert resolve(repository, url) == resolved
+
+
+@pytest.mark.parametrize(
+    ("said", "wants"),
+    [
+        (
+            "failed to fetch http://127.0.0.1:40123/x.tgz: 302 Found - Redirection not allowed",
+            False,
+        ),
+        ("failed to fetch http://127.0.0.1:5000/lib-4010.tgz: 404 Not Found", False),
+        ("failed to fetch https://charts.example.com/index.yaml: 401 Unauthorized", True),
+        ("unexpected status code 401: denied", True),
+        ("pull access denied: authentication required", True),
+    ],
+)
+def test_only_a_401_or_the_words_for_it_ask_for_credentials(said: str, wants: bool) -> None:
+    """A port's digits are no status: a test server on port 40123 once read as a 401 (a flake)."""
+    from bot.render.deps.fetcher import AUTH_RE
+
+    assert bool(AUTH_RE.search(said)) is wants

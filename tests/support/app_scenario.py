@@ -5,13 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.engine.config import CONFIG_PATH
 from checks import REGISTRY
 from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
 
 REPO = "acme/charts"
-RUNS = [f"chart-review/{c.name}" for c in REGISTRY if not c.quiet]  # one run per check
+RUNS = ["chart-review"]  # the default layout: one run, a section per check
+# `check_runs: per-check`: a run per check family, the names before the one run was the default.
+PER_CHECK_RUNS = [f"chart-review/{c.name}" for c in REGISTRY if not c.quiet]
+PER_CHECK_CONFIG = "check_runs: per-check\n"
+# The run names every review had before the one run became the default: branch protection may
+# require them, so `per-check` keeps each (a check added since gets its own beside them).
+NAMES_BEFORE_ONE_RUN = tuple(
+    f"chart-review/{name}"
+    for name in ("qos", "version", "headings", "uid", "probes", "selectors", "comments")
+    + ("duplicates",)
+)
 INIT = """      initContainers:
         - name: wait-for-mysql
           image: busybox:1.36
@@ -35,10 +46,13 @@ def chart_yaml(version: str) -> str:
     return f'apiVersion: v2\nname: client\nversion: {version}\nappVersion: "{version}"\n'
 
 
-def build_scenario(tmp_path: Path, github: FakeGitHub) -> Scenario:
+def build_scenario(tmp_path: Path, github: FakeGitHub, config: str | None = None) -> Scenario:
     """develop holds client 1.0.0, linted by ct in CI; PR #1 adds an unresourced init container and bumps to 1.0.1,
-    which turns the `equal` profile's Guaranteed pod Burstable."""
+    which turns the `equal` profile's Guaranteed pod Burstable. `config`: develop's
+    .github/chart-review.yml."""
     git = GitBuilder(tmp_path / "charts").write(CT_LINT_PATH, CT_LINT_WORKFLOW)
+    if config is not None:
+        git.write(CONFIG_PATH, config)
     files = chart_files("client", "client", "1.0.0")
     for path, text in files.items():
         git.write(path, text)

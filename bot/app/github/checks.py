@@ -16,6 +16,7 @@ from github.Requester import Requester
 from bot.app.publish import ANNOTATIONS_PER_REQUEST, CheckRunOutput
 
 IN_PROGRESS, COMPLETED = "in_progress", "completed"
+RUNS_PER_PAGE = 100  # GitHub's largest page of check runs
 
 
 def _now() -> str:
@@ -38,17 +39,25 @@ class AppIdentity:
         return app.get("id") == self.id if self.id is not None else app.get("slug") == self.slug
 
 
-def find_run(
-    requester: Requester, repo_url: str, head_sha: str, name: str, app: AppIdentity
-) -> int | None:
-    """The latest run of this app named `name` on `head_sha`, if any."""
-    _, data = requester.requestJsonAndCheck(
-        "GET",
-        f"{repo_url}/commits/{head_sha}/check-runs",
-        parameters={"check_name": name, **app.query(), "filter": "latest"},
-    )
-    runs = [r for r in data["check_runs"] if r["name"] == name and app.owns(r)]
-    return max((r["id"] for r in runs), default=None)
+def find_runs(
+    requester: Requester, repo_url: str, head_sha: str, names: Sequence[str], app: AppIdentity
+) -> dict[str, int]:
+    """The latest run of this app on `head_sha` for each of `names` that has one: one listing
+    for all of them (by name, when there is one name), paged at GitHub's 100 a page."""
+    by_name = {"check_name": names[0]} if len(names) == 1 else {}
+    query = {**by_name, **app.query(), "filter": "latest", "per_page": RUNS_PER_PAGE}
+    found: dict[str, int] = {}
+    page = 1
+    while True:
+        _, data = requester.requestJsonAndCheck(
+            "GET", f"{repo_url}/commits/{head_sha}/check-runs", parameters={**query, "page": page}
+        )
+        for run in data["check_runs"]:
+            if run["name"] in names and app.owns(run):
+                found[run["name"]] = max(found.get(run["name"], 0), int(run["id"]))
+        if len(data["check_runs"]) < RUNS_PER_PAGE:
+            return found
+        page += 1
 
 
 def unfinished_runs(
@@ -100,17 +109,21 @@ def existing_annotations(requester: Requester, repo_url: str, run_id: int) -> se
 def completion_bodies(
     out: CheckRunOutput, already: Set[tuple[Any, ...]] = frozenset()
 ) -> list[dict[str, Any]]:
-    """The PATCH bodies that complete a run: first the annotations, 50 per request (GitHub appends
-    them), and last the conclusion, so that a run never shows a verdict with half its evidence."""
+    """The PATCH bodies that complete a run: the annotations 50 a request (GitHub appends them),
+    the conclusion with the last batch, so that a run never shows a verdict with half its
+    evidence and a review of up to 50 annotations completes its run in one request."""
     notes = [n for n in (a.to_api() for a in out.annotations) if annotation_key(n) not in already]
     step = ANNOTATIONS_PER_REQUEST
+    batches = [notes[i : i + step] for i in range(0, len(notes), step)] or [[]]
     bodies: list[dict[str, Any]] = [
-        {"output": {"title": out.title, "summary": out.summary, "annotations": notes[i : i + step]}}
-        for i in range(0, len(notes), step)
+        {"output": {"title": out.title, "summary": out.summary, "annotations": batch}}
+        for batch in batches[:-1]
     ]
     final: dict[str, Any] = {"title": out.title, "summary": out.summary}
     if out.text:
         final["text"] = out.text
+    if batches[-1]:
+        final["annotations"] = batches[-1]
     bodies.append(
         {"status": COMPLETED, "conclusion": out.conclusion, "completed_at": _now(), "output": final}
     )

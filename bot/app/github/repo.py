@@ -197,14 +197,16 @@ class RepoClient:
 
     def begin_check_runs(self, head_sha: str, names: Sequence[str]) -> dict[str, int]:
         """A run per name, in progress; a re-run edits this app's run of that name on this head
-        instead of adding a second one."""
-        return {name: self._begin(head_sha, name) for name in github_checks.unique(names)}
-
-    def _begin(self, head_sha: str, name: str) -> int:
+        instead of adding a second one. The runs already there are listed once for all names."""
+        wanted = github_checks.unique(names)
         requester = self._gh.requester
-        found = self._call(
-            lambda: github_checks.find_run(requester, self._url, head_sha, name, self._app)
+        there = self._call(
+            lambda: github_checks.find_runs(requester, self._url, head_sha, wanted, self._app)
         )
+        return {name: self._begin(head_sha, name, there.get(name)) for name in wanted}
+
+    def _begin(self, head_sha: str, name: str, found: int | None) -> int:
+        requester = self._gh.requester
         if found is None:
             run_id = self._call(
                 lambda: github_checks.start_run(requester, self._url, head_sha, name)

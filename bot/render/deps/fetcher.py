@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import threading
 import time
@@ -223,7 +224,7 @@ class HelmFetcher:
         write the size limit stopped says which limit."""
         if "file too large" in helm_says or helm_says == "the download exceeded its size limit":
             return f"the download exceeded its size limit ({self.limits.max_bytes} bytes a file)"
-        if any(marker in helm_says.lower() for marker in _AUTH_MARKERS):
+        if AUTH_RE.search(helm_says):
             return f"{helm_says}; {AUTH_HINT}"
         return helm_says
 
@@ -237,7 +238,11 @@ def _http_auth(repository: str, auth: tuple[str, str] | None) -> dict[str, str |
     return {"home": repository, "authorization": basic(*auth) if auth else None}
 
 
-_AUTH_MARKERS = ("401", "unauthorized", "credential", "authentication required")
+# What says a repository wants credentials: a 401 status (a word of its own, never the digits of
+# a port or a size: a test server on port 40123 once read as "401"), or the words for it.
+AUTH_RE = re.compile(
+    r"(?<![\w.:/-])401(?![\w./-])|unauthorized|credential|authentication required", re.IGNORECASE
+)
 AUTH_HINT = (
     "the repository wants credentials: name it in dependencies.repositories and set "
     "HELM_REPO_<NAME>_USERNAME and _PASSWORD for the bot"

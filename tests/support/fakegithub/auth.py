@@ -69,13 +69,18 @@ def verify_app_jwt(token: str, public_key_pem: str, app_id: int) -> None:
 
 
 def issue_token(
-    state: GitHubState, installation_id: int, lifetime: timedelta, repos: list[str]
+    state: GitHubState,
+    installation_id: int,
+    lifetime: timedelta,
+    repos: list[str],
+    permissions: dict[str, str] | None = None,
 ) -> Token:
     token = Token(
         token="ghs_" + secrets.token_urlsafe(27),
         installation_id=installation_id,
         expires_at=now() + lifetime,
         repos=repos,
+        permissions=permissions,
     )
     state.tokens[token.token] = token
     return token

@@ -151,11 +151,17 @@ class StateBuilder:
         with self.state.lock:
             self.state.token_lifetime = lifetime
 
-    def issue_token(self, installation_id: int = DEFAULT_INSTALLATION) -> str:
-        """An installation token without the JWT round trip, for tests about something else."""
+    def issue_token(
+        self,
+        installation_id: int = DEFAULT_INSTALLATION,
+        permissions: dict[str, str] | None = None,
+    ) -> str:
+        """An installation token without the JWT round trip, for tests about something else;
+        with `permissions`, a workflow token limited to them (scopes.py)."""
         with self.state.lock:
             repos = list(self.state.installations[installation_id].repos)
-            return issue_token(self.state, installation_id, self.state.token_lifetime, repos).token
+            lifetime = self.state.token_lifetime
+            return issue_token(self.state, installation_id, lifetime, repos, permissions).token
 
     def expire_tokens(self) -> None:
         """Every token issued so far expires now, as if the job had run past the hour."""

@@ -34,6 +34,7 @@ from .auth import (
 from .builders import StateBuilder
 from .openapi_check import check_request
 from .routes_repos import CODELOAD_PREFIX
+from .scopes import check_scope
 from .state import Fault, GitHubState, Hook, RequestRecord, now
 
 _STARTUP_TIMEOUT_SECONDS = 5.0
@@ -79,6 +80,7 @@ def _authenticate(state: GitHubState, public_key: str, request: Request) -> None
         verify_app_jwt(secret, public_key, state.app_id)  # GitHub answers apps here too
         return
     request.state.token = installation_token(state, secret, now())
+    check_scope(request.state.token.permissions, request.method, path)
 
 
 def _fault_response(fault: Fault) -> Response:
@@ -88,6 +90,7 @@ def _fault_response(fault: Fault) -> Response:
 
 async def _gate(request: Request, call_next: Handler) -> Response:
     state: GitHubState = request.app.state.github
+    arrived = time.monotonic()
     raw = await request.body()
     try:
         if not request.url.path.startswith(CODELOAD_PREFIX):
@@ -113,6 +116,7 @@ async def _gate(request: Request, call_next: Handler) -> Response:
         dict(request.query_params),
         _json_or_text(raw),
         response.status_code,
+        arrived,
     )
     with state.lock:
         state.requests.append(record)

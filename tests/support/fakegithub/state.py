@@ -163,6 +163,8 @@ class Token:
     installation_id: int
     expires_at: datetime
     repos: list[str]  # full names this token may reach
+    # A workflow token's `permissions:` (scope → read, write or none); None: the installation's.
+    permissions: dict[str, str] | None = None
 
 
 @dataclass
@@ -172,6 +174,7 @@ class RequestRecord:
     query: dict[str, str]
     json: Any
     status: int
+    at: float = 0.0  # when it arrived, time.monotonic(): how the client paced its requests
 
 
 @dataclass

@@ -9,12 +9,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# Compiled once here: an editable install has no bytecode, and where PYTHONDONTWRITEBYTECODE is set
+# every command would compile every module it imports (three times the review path's imports).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e .
+	$(BIN)/python -m compileall -q bot checks webhooks
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m compileall -q bot checks webhooks
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed

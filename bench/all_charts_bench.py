@@ -39,7 +39,7 @@ from bot.lru import clear_all  # noqa: E402
 from bot.render.base import RENDER_WORKERS, Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
 from bot.render.factory import make_renderer  # noqa: E402
-from bot.render.lint import Linted, render_and_lint  # noqa: E402
+from bot.render.lint import Linted, lint_alone, render_and_lint  # noqa: E402
 from bot.review_process import tune_for_reviews  # noqa: E402
 from checks import REGISTRY  # noqa: E402
 
@@ -113,6 +113,9 @@ def write_files(root: Path, files: Mapping[str, str]) -> None:
         (root / path).write_text(text)
 
 
+ALONE = 2  # a job's kind: a lint alone, of a render made before (True: a render and its lint)
+
+
 class RecordingRenderer:
     """The review's renderer, counting its renders and lints and keeping what each was handed, so
     that the same work can be timed alone afterwards: Helm's whole work, as `ct lint` would do it
@@ -120,8 +123,8 @@ class RecordingRenderer:
 
     def __init__(self, inner: Renderer) -> None:
         self.inner, self.version = inner, inner.version
-        # (archive, values, release, namespace, extra, linted)
-        self.jobs: list[tuple[bytes, Mapping[str, Any], str, str, tuple[Any, ...], bool]] = []
+        # (archive, values, release, namespace, extra, linted: False, True or ALONE)
+        self.jobs: list[tuple[bytes, Mapping[str, Any], str, str, tuple[Any, ...], int]] = []
         self._lock = threading.Lock()
 
     def render(
@@ -137,6 +140,13 @@ class RecordingRenderer:
         with self._lock:
             self.jobs.append((archive, values, release, namespace, extra, True))
         return render_and_lint(self.inner, archive, values, release, namespace, *extra)
+
+    def lint_alone(
+        self, archive: bytes, values: Mapping[str, Any], release: str, namespace: str, *extra: Any
+    ) -> Linted:
+        with self._lock:
+            self.jobs.append((archive, values, release, namespace, extra, ALONE))
+        return lint_alone(self.inner, archive, values, release, namespace, *extra)  # type: ignore[arg-type]
 
     @property
     def lints(self) -> int:
@@ -156,7 +166,10 @@ class RecordingRenderer:
 def _replay_quietly(renderer: Renderer, job: tuple[Any, ...], lint: bool) -> None:
     archive, values, release, namespace, extra, linted = job
     with contextlib.suppress(Exception):  # a render that fails costs its time all the same
-        if linted and lint:
+        if linted == ALONE:
+            if lint:
+                lint_alone(renderer, archive, values, release, namespace, *extra)  # type: ignore[arg-type]
+        elif linted and lint:
             render_and_lint(renderer, archive, values, release, namespace, *extra)
         else:
             renderer.render(archive, values, release, namespace, *extra)

@@ -52,7 +52,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import helm_work  # noqa: E402
 from all_charts_bench import RecordingRenderer, children_cpu  # noqa: E402
+from cold_bench import cold_ratios  # noqa: E402
 
 from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
 from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
@@ -239,6 +241,12 @@ def main() -> None:
         "--pr", type=int, action="append", default=[], help="a PR of --repo to review (repeatable)"
     )
     parser.add_argument("--base", help="--repo's integration branch (default: its HEAD's)")
+    parser.add_argument(
+        "--ways",
+        default="cold,cli,app,warm",
+        help="the mirror case's reviews, comma-separated: cold (a fresh CLI process against a "
+        "fresh process doing Helm's whole work, bench/cold_bench.py), cli, app, warm",
+    )
     parser.add_argument(
         "--prs", type=int, default=600, help="refs/pull/N/head of the real-shaped case"
     )
@@ -590,23 +598,39 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
     base = args.base or repo.default_branch() or "main"
     develop = repo.resolve(base)
     assert develop is not None, f"{args.repo}: no branch {base}"
+    ways = [way for way in args.ways.split(",") if way]
     print(
         f"mirror {args.repo} ({len(repo.refs('refs/pull'))} PR refs), {base}; {args.rounds} rounds"
     )
     for number in args.pr:
         head = repo.resolve(f"refs/pull/{number}/head")
         assert head is not None, f"{args.repo}: no refs/pull/{number}/head"
+        if "cold" in ways:
+            cold = cold_ratios(args.repo, base, f"refs/pull/{number}/head", args.rounds)
+            print(f"#{number}: " + (cold.line() if cold else "renders no chart"))
+        in_process = [way for way in ("cli", "app", "warm") if way in ways]
+        if not in_process:
+            continue
         listed = discover_open_prs(repo, develop, None, head, exclude_number=number)
         inputs = _mirror_inputs(repo, base, develop, number, listed)
         recorded = record_helm_work(repo, helm, inputs["cli"])
+        # The PR's own Helm work (no other PR's render for the duplicates check): the floor that
+        # does not move when the review renders fewer other PRs.
+        own = record_helm_work(repo, helm, inputs["own"])
         if not recorded.jobs:
             print(f"#{number}: renders nothing offline (its charts' dependencies are not vendored)")
             continue
-        ratios: dict[str, list[float]] = {"cli": [], "app": [], "warm": []}
+        fixed = _fixed_floor(
+            args.repo, base, f"refs/pull/{number}/head", reviewed_charts(repo, helm, inputs["own"])
+        )
+        ratios: dict[str, list[float]] = {way: [] for way in in_process}
+        own_ratios: dict[str, list[float]] = {way: [] for way in in_process}
+        fixed_ratios: dict[str, list[float]] = {way: [] for way in in_process}
+        fixed_floors = []
         walls: dict[str, list[float]] = {way: [] for way in ratios}
-        floors = []
+        floors, own_floors = [], []
         for _ in range(args.rounds):
-            for way in ("cli", "app", "warm"):
+            for way in in_process:
                 clear_parse_cache(), clear_memo()
                 if way != "warm":
                     repo.clear_listings(), clear_all()
@@ -614,7 +638,11 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
                     _timed_review(repo, helm, inputs["app" if way == "warm" else way])
                 )
                 floors.append(recorded.replay_alone())
+                own_floors.append(own.replay_alone())
+                fixed_floors.append(fixed())
                 ratios[way].append(walls[way][-1] / floors[-1])
+                own_ratios[way].append(walls[way][-1] / own_floors[-1])
+                fixed_ratios[way].append(walls[way][-1] / fixed_floors[-1])
         figures = ", ".join(
             f"{way} {statistics.median(walls[way]) * 1000:.0f} ms = {statistics.median(r):.2f}x"
             for way, r in ratios.items()
@@ -625,6 +653,43 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
             f"open PRs; Helm's work for it alone {statistics.median(floors) * 1000:.0f} ms; review "
             f"{figures} (rounds: {rounds})"
         )
+        against_own = ", ".join(
+            f"{way} {statistics.median(r):.2f}x" for way, r in own_ratios.items()
+        )
+        print(
+            f"#{number}: against the PR's own Helm work ({len(own.jobs)} renders, {own.lints} "
+            f"linted, no other PR's; alone {statistics.median(own_floors) * 1000:.0f} ms): "
+            f"{against_own}"
+        )
+        against_fixed = ", ".join(
+            f"{way} {statistics.median(r):.2f}x" for way, r in fixed_ratios.items()
+        )
+        print(
+            f"#{number}: against Helm's whole work in this process (bench/helm_work.py's: every "
+            f"profile rendered and parsed at both sides, linted at head; "
+            f"{statistics.median(fixed_floors) * 1000:.0f} ms, the same whatever the review "
+            f"asks of Helm): {against_fixed}"
+        )
+
+
+def reviewed_charts(repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]) -> list[str]:
+    result = Engine(repo, helm, REGISTRY, RenderCache()).review(make())
+    return [c.path for c in result.report.charts]
+
+
+def _fixed_floor(mirror: Path, base: str, head: str, charts: list[str]) -> Callable[[], float]:
+    """Helm's whole work for the change as bench/helm_work.py does it, in this process, on both
+    sides unpacked once: a floor that does not move with what a review asks of Helm."""
+    tmp = tempfile.mkdtemp(prefix="helm-work-")
+    sides = helm_work.extracted(str(mirror), base, head, charts, Path(tmp))
+    pool = ThreadPoolExecutor(helm_work.RENDER_WORKERS)
+
+    def timed() -> float:
+        t0 = time.perf_counter()
+        helm_work.work(sides, pool)
+        return time.perf_counter() - t0
+
+    return timed
 
 
 def _mirror_inputs(
@@ -640,7 +705,10 @@ def _mirror_inputs(
     def app() -> ReviewInput:
         return ReviewInput(base=base, head=head_ref, offline=True, open_prs=listed)
 
-    return {"cli": cli, "app": app}
+    def own() -> ReviewInput:
+        return ReviewInput(base=base, head=head_ref, offline=True)
+
+    return {"cli": cli, "app": app, "own": own}
 
 
 def _timed_review(repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]) -> float:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from bot import __version__
+import bot
 from bot.app.settings import render_limits
 from bot.cli import action_args as action_cli
 from bot.cli import list_changed as list_changed_cli
@@ -43,9 +43,11 @@ from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitRepo
+from bot.git.repo import close_all as close_repositories
 from bot.kube.capabilities import parse_api_versions, parse_kube_version
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
+from bot.render.sandbox import SandboxedHelm
 from bot.review_process import tune_for_reviews
 from checks import REGISTRY
 
@@ -58,6 +60,14 @@ FAIL_ON = {
     "warning": frozenset({Severity.FAILURE, Severity.WARNING}),
     "never": frozenset(),
 }
+
+
+class _Version(argparse.Action):
+    """`--version`, the installed release read only when asked (bot/__init__.py)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        print(f"{PROG} {bot.__version__}")
+        parser.exit()
 
 
 class Parser(argparse.ArgumentParser):
@@ -240,6 +250,9 @@ def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
     renderer = make_renderer(args.renderer, render_limits())
+    if isinstance(renderer, SandboxedHelm):
+        # Its processes load Python and Helm (~0.2 s each) while this one reads git.
+        renderer.start()
     engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
     result = engine.review(review_input(args, repo), explain=args.explain)
     writer: Publisher = ReportWriter(
@@ -319,7 +332,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the release and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_review(sub)
     qos_cli.add_parser(sub)
@@ -337,7 +350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     tune_for_reviews()
     try:
         args = build_parser().parse_args(argv)
-        return int(args.func(args))
+        try:
+            return int(args.func(args))
+        finally:
+            # Every git process the command started ends and is reaped here, not left behind.
+            close_repositories()
     except ChartReviewError as exc:
         return fail(str(exc))
     except BrokenPipeError:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from bot import __version__
+import bot
 from bot.cli.annotations import finding_location, where
 from bot.engine.chart.files import CHART_FILE
 from bot.engine.config import CONFIG_PATH, Config
@@ -190,8 +190,8 @@ def to_sarif(
                 "tool": {
                     "driver": {
                         "name": TOOL_NAME,
-                        "version": __version__,
-                        "semanticVersion": __version__,
+                        "version": bot.__version__,
+                        "semanticVersion": bot.__version__,
                         "rules": driver_rules,
                     }
                 },

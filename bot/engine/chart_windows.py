@@ -109,7 +109,7 @@ class ChartsChecked:
         charts = (*self.kept, *ctx.charts)
         target, base = ctx.target.commit, self.sides[0]
         return _OTHERS_POOL.submit(
-            other_renders, repo, target, ctx.open_prs, charts, base, self.settings
+            other_renders, repo, target, ctx.open_prs, charts, base, self.settings, ctx.head.commit
         )
 
     def repo_context(

@@ -103,6 +103,9 @@ class Rendered:
     # `helm lint` with the same values, as ct lint runs it; None when not linted (a renderer that
     # cannot, a render a limit stopped, a side not rendered at all).
     lint: tuple[LintMessage, ...] | None = None
+    # A digest of Helm's output, byte for byte (None: no output): two profiles of a side with the
+    # same output are linted once (bot/engine/chart/renders.py).
+    output: str | None = None
 
 
 @dataclass(frozen=True)

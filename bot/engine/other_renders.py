@@ -9,7 +9,11 @@ Cheap first, since a mirror may hold hundreds of open PRs:
 - at most MAX_OTHER_PRS of them, lowest-numbered first: GitHub numbers PRs in the order they are
   opened, and the older PR is the one a newer one is likely to duplicate (branches without a
   number come last);
-- only the profiles on which this PR changes something rendered: elsewhere no change can be shared.
+- only the profiles on which this PR changes something rendered: elsewhere no change can be shared;
+- of those, only the ones where the text the other PR changed could render one of this PR's
+  changes the same way (bot/engine/duplicate_evidence.py): a PR whose text rules out every one is
+  compared without a render (its chart comes back with no renders, so a hunk it shares still
+  reads as rendering differently, as its render would have shown).
 The other head is rendered against this review's base, so both changes are measured from one base
 (whose renders are the review's own, from the cache); lint is off.
 
@@ -37,6 +41,7 @@ from bot.engine.chart.renders import (
 )
 from bot.engine.config import DiffConfig
 from bot.engine.context import ChartRenders, OpenPR
+from bot.engine.duplicate_evidence import ChartEvidence, changed_text, chart_evidence
 from bot.engine.rendered_diff import CHANGED, profile_diff
 from bot.git.repo import GitRepo
 from bot.git.subtree import Subtree
@@ -60,6 +65,7 @@ def other_renders(
     charts: Sequence[ChartRenders],
     base: GitTree,
     settings: RenderSettings,
+    head: str,
 ) -> OtherRenders:
     """The renders of the first MAX_OTHER_PRS open PRs whose change to one of `charts` can change
     what this PR changes, by head sha."""
@@ -68,7 +74,7 @@ def other_renders(
     changed = {c.path: changed_profiles(c, settings.config.diff) for c in charts}
     wanted = [c for c in charts if changed[c.path]]
     found, refused = candidates(repo, target, prs, wanted, changed)
-    jobs = [(pr.head, path, profiles) for pr, shared in found for path, profiles in shared.items()]
+    jobs, judged = telling_jobs(repo, found, wanted, changed, base, head, settings.config.diff)
     objects = {c.path: changed_objects(c, changed[c.path], settings.config.diff) for c in wanted}
     templates = {path: _templates(mine) for path, mine in objects.items()}
 
@@ -82,6 +88,8 @@ def other_renders(
         pr.head: [ChartRenders(path, path.rsplit("/", 1)[-1], {}, {}, refused={"head": why})]
         for pr, path, why in refused
     }
+    for other, path in judged:  # compared without a render: nothing of theirs can be the same
+        renders.setdefault(other, []).append(ChartRenders(path, path.rsplit("/", 1)[-1], {}, {}))
     for (head, path, profiles), chart in zip(jobs, render_in_order(starts), strict=True):
         if not _found_all(chart, objects[path]):
             # An object this PR changed is not in the templates that hold it here: the other
@@ -89,6 +97,39 @@ def other_renders(
             chart = start(head, path, profiles, True).result()
         renders.setdefault(head, []).append(chart)
     return {head: tuple(found) for head, found in renders.items()}
+
+
+def telling_jobs(
+    repo: GitRepo,
+    found: Sequence[tuple[OpenPR, Mapping[str, tuple[str, ...]]]],
+    charts: Sequence[ChartRenders],
+    changed: Mapping[str, tuple[str, ...]],
+    base: GitTree,
+    head: str,
+    noise: DiffConfig,
+) -> tuple[list[tuple[str, str, tuple[str, ...]]], list[tuple[str, str]]]:
+    """Each candidate's renders, on only the profiles where the text it changed could render one
+    of this PR's changes the same way (bot/engine/duplicate_evidence.py); and the (head, chart)
+    pairs the text alone rules out, compared without a render."""
+    by_path = {c.path: c for c in charts}
+    evidence: dict[str, ChartEvidence | None] = {}
+    jobs, judged = [], []
+    for pr, shared in found:
+        for path, profiles in shared.items():
+            if path not in evidence:
+                mine = by_path[path]
+                evidence[path] = chart_evidence(repo, mine, changed[path], base, head, noise)
+            known = evidence[path]
+            telling = (
+                profiles
+                if known is None
+                else known.telling(profiles, changed_text(repo, path, base, pr.head))
+            )
+            if telling:
+                jobs.append((pr.head, path, telling))
+            else:
+                judged.append((pr.head, path))
+    return jobs, judged
 
 
 # Per profile, the objects this PR changes: their keys and the templates holding them at base or

@@ -57,6 +57,28 @@ class GitError(ChartReviewError):
     """A git command failed; the message names the command and git's reason."""
 
 
+# Every long-lived `cat-file` of this process, its repository's or one whose repository is gone:
+# what close_all() ends, so that a command line leaves no git process of its own to whoever adopts
+# orphans (a zombie under its init).
+_BATCHES: set[subprocess.Popen[bytes]] = set()
+_BATCHES_LOCK = threading.Lock()
+
+
+def close_all() -> None:
+    """Ends and reaps every long-lived git process this process started."""
+    with _BATCHES_LOCK:
+        batches = list(_BATCHES)
+        _BATCHES.clear()
+    for batch in batches:
+        _end(batch)
+
+
+def _end(batch: subprocess.Popen[bytes]) -> None:
+    if batch.poll() is None:
+        batch.kill()
+    batch.wait()
+
+
 class GitRepo:
     """One repository on disk. Thread-safe for reads."""
 
@@ -112,8 +134,9 @@ class GitRepo:
     def close(self) -> None:
         with self._lock:
             if self._batch is not None:
-                self._batch.kill()
-                self._batch.wait()
+                with _BATCHES_LOCK:
+                    _BATCHES.discard(self._batch)
+                _end(self._batch)
                 self._batch = None
 
     # -- refs and history -------------------------------------------------------------------------
@@ -766,12 +789,18 @@ class GitRepo:
 
     def _batch_process(self) -> subprocess.Popen[bytes]:
         if self._batch is None or self._batch.poll() is not None:
-            self._batch = subprocess.Popen(
-                ["git", "-C", str(self.path), "cat-file", "--batch-command", "--buffer"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=_GIT_ENV,
+            ended, self._batch = (
+                self._batch,
+                subprocess.Popen(
+                    ["git", "-C", str(self.path), "cat-file", "--batch-command", "--buffer"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    env=_GIT_ENV,
+                ),
             )
+            with _BATCHES_LOCK:
+                _BATCHES.discard(ended)
+                _BATCHES.add(self._batch)
         return self._batch
 
 

@@ -5,7 +5,8 @@ after request read from a pipe, each under a CPU-time and an address-space limit
 
 Wire format, both ways: frames of an 8-byte big-endian length and that many bytes. A request is three
 frames (a JSON header with the release, the namespace, the capabilities and whether to lint; the
-values as JSON; the chart archive); a reply is one frame, `{"error": {"message", "template", "line"}}`
+values as JSON; the chart archive); a reply is one frame (none where the header says `"render": false`: a lint alone, of a
+render made before), `{"error": {"message", "template", "line"}}`
 as JSON, or the manifests: `{"manifests": [[name, bytes], ...]}` as JSON, a line feed, and each
 template's text in UTF-8, one after the other (megabytes of CRDs cross without JSON's escapes,
 which cost several times the rest of their way); then, when the header asked for lint, a second,
@@ -166,7 +167,8 @@ def serve(
                 return 0
             limit_next_render(cpu_seconds, memory_bytes, statm)
             request_header, request_values = json.loads(header), json.loads(values)
-            write_all(replies, frame(_reply(helm, request_header, request_values, archive)))
+            if request_header.get("render", True):
+                write_all(replies, frame(_reply(helm, request_header, request_values, archive)))
             if request_header.get("lint"):
                 limit_next_render(cpu_seconds, memory_bytes, statm)
                 lint = _lint_reply(helm, request_header, request_values, archive)

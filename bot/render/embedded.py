@@ -5,6 +5,7 @@ values file, lints (bot/render/lint.py)."""
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from bot.render.base import (
     missing_dependencies,
     values_json,
 )
+from bot.render.expanded import ExpandedCharts
 from bot.render.lint import LINT_VERSION, Linted, LintEntry, lint_archive
 from bot.render.probe import probe_kube_version
 
@@ -31,6 +33,9 @@ class EmbeddedHelm:
         self._helm = helm_python
         self.version = f"helm-python-sdk/{helm_python.__version__} {LINT_VERSION}"
         self._default: str | None = None
+        # Each side's archive unpacked once for its lints; removed with this renderer, or at exit.
+        self._expanded = ExpandedCharts(helm_python)
+        weakref.finalize(self, self._expanded.close)
 
     def render(
         self,
@@ -68,6 +73,17 @@ class EmbeddedHelm:
             return Linted(None, failure, self.lint(archive, values, namespace, capabilities))
         return Linted(manifests, None, self.lint(archive, values, namespace, capabilities))
 
+    def lint_alone(
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> Linted:
+        """The lint alone, of a render made before (bot/render/lint.py's `lint_alone`)."""
+        return Linted(None, None, self.lint(archive, values, namespace, capabilities))
+
     def lint(
         self,
         archive: bytes,
@@ -76,7 +92,9 @@ class EmbeddedHelm:
         capabilities: Capabilities = DEFAULT_CAPABILITIES,
     ) -> tuple[LintEntry, ...]:
         """`helm lint` of the archive with these values (a temp file under TMPDIR)."""
-        return lint_archive(self._helm, archive, values, namespace, capabilities.kube_version)
+        return lint_archive(
+            self._helm, archive, values, namespace, capabilities.kube_version, self._expanded
+        )
 
     def _render(
         self,

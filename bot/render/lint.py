@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.render.base import Renderer, RenderFailure, values_json
+from bot.render.expanded import ExpandedCharts
 
 # What the lint of an archive extracts into (Helm's own temp directory, under TMPDIR): its path is
 # in some messages and differs between two lints of the same chart.
@@ -129,6 +130,25 @@ def render_and_lint(
         return Linted(None, failure, None, transient=failure.transient)
 
 
+def lint_alone(
+    renderer: LintingRenderer,
+    archive: bytes,
+    values: Mapping[str, Any],
+    release: str,
+    namespace: str,
+    capabilities: Capabilities | None = None,
+) -> Linted:
+    """`helm lint` of a render already made (manifests None): without rendering again where the
+    renderer can (`lint_alone`), else through `render_linted`, its render dropped."""
+    extra = (capabilities,) if capabilities is not None else ()
+    alone = getattr(renderer, "lint_alone", None)
+    if alone is not None:
+        linted: Linted = alone(archive, values, release, namespace, *extra)
+        return linted
+    out = renderer.render_linted(archive, values, release, namespace, *extra)
+    return Linted(None, None, out.lint, out.transient)
+
+
 def unfinished(failure: RenderFailure) -> tuple[LintEntry, ...] | None:
     """A lint a limit stopped (the render before it passed). Stopped by what would stop it again
     (CPU, memory): the chart's doing, a warning, short of an error since its render passed; by the
@@ -139,10 +159,21 @@ def unfinished(failure: RenderFailure) -> tuple[LintEntry, ...] | None:
 
 
 def lint_archive(
-    helm: Any, archive: bytes, values: Mapping[str, Any], namespace: str, kube_version: str | None
+    helm: Any,
+    archive: bytes,
+    values: Mapping[str, Any],
+    namespace: str,
+    kube_version: str | None,
+    expanded: ExpandedCharts | None = None,
 ) -> tuple[LintEntry, ...]:
-    """helm-python-sdk's `chart.lint` on the archive, written to a private temp directory (under
-    TMPDIR: the render process's scratch directory) and removed after."""
+    """helm-python-sdk's `chart.lint` of the chart: from its directory where `expanded` has the
+    archive unpacked (once per side, bot/render/expanded.py), else of the archive, written to a
+    private temp directory (under TMPDIR: the render process's scratch directory) and removed
+    after."""
+    if expanded is not None:
+        with expanded.directory(archive) as directory:
+            if directory is not None:
+                return _lint_directory(helm, directory, values, namespace, kube_version)
     with tempfile.TemporaryDirectory(prefix="lint-") as scratch:
         path = os.path.join(scratch, ARCHIVE_NAME)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -155,6 +186,17 @@ def lint_archive(
         except helm.HelmError as exc:  # malformed input, not a lint finding: said as an error
             return (LintEntry(LintSeverity.ERROR, "", _clean(str(exc), scratch)),)
     return entries_from_report(report, scratch)
+
+
+def _lint_directory(
+    helm: Any, directory: str, values: Mapping[str, Any], namespace: str, kube_version: str | None
+) -> tuple[LintEntry, ...]:
+    plain = json.loads(values_json(values))  # as the render gets them (values_json)
+    try:
+        report = helm.chart.lint(directory, plain, namespace=namespace, kube_version=kube_version)
+    except helm.HelmError as exc:
+        return (LintEntry(LintSeverity.ERROR, "", _clean(str(exc), directory)),)
+    return entries_from_report(report, directory)
 
 
 def entries_from_report(report: Mapping[str, Any], scratch: str) -> tuple[LintEntry, ...]:

@@ -29,7 +29,6 @@ import time
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import IO, Any
 
@@ -295,6 +294,8 @@ class SandboxedHelm:
     """The Renderer protocol over a pool of `workers` render processes, started on first use."""
 
     def __init__(self, limits: SandboxLimits | None = None, workers: int = RENDER_WORKERS) -> None:
+        from importlib.metadata import version as package_version  # only where one renders
+
         self.limits = limits or SandboxLimits()
         # In the cache key: a render that failed on a limit may pass under another.
         self.version = (
@@ -360,6 +361,31 @@ class SandboxedHelm:
                 return Linted(manifests, error, unfinished(failure), transient=failure.transient)
             healthy = True
             return Linted(manifests, error, entries)
+        finally:
+            self._checkin(process, healthy)
+
+    def lint_alone(
+        self,
+        archive: bytes,
+        values: Mapping[str, Any],
+        release: str,
+        namespace: str,
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
+    ) -> Linted:
+        """The lint of a render made before, without rendering again: one reply, the lint's."""
+        request = _request(
+            archive, values, release, namespace, capabilities, lint=True, render=False
+        )
+        process = self._checkout()
+        healthy = False
+        try:
+            try:
+                (reply,) = process.replies(request, 1)
+            except _Stopped as stopped:
+                failure = _replaced(process, stopped)
+                return Linted(None, None, unfinished(failure), transient=failure.transient)
+            healthy = True
+            return Linted(None, None, tuple(LintEntry.from_json(e) for e in reply["lint"]))
         finally:
             self._checkin(process, healthy)
 
@@ -445,6 +471,7 @@ def _request(
     namespace: str,
     capabilities: Capabilities,
     lint: bool,
+    render: bool = True,
 ) -> bytes:
     header = {
         "release": release,
@@ -452,6 +479,7 @@ def _request(
         "kube_version": capabilities.kube_version,
         "api_versions": list(capabilities.api_versions),
         "lint": lint,
+        "render": render,
     }
     return frame(json.dumps(header).encode(), values_json(values).encode(), archive)
 

@@ -102,7 +102,7 @@ def overlaps(ctx: Context) -> list[Overlap]:
     own_hunks, theirs = _hunks_by_pr(ctx)
     found = []
     for pr in ctx.open_prs:
-        issues = mine & closing_issues(f"{pr.title}\n{pr.body}")
+        issues = shared_issues(mine, f"{pr.title}\n{pr.body}")
         shared = own_hunks & theirs.get(pr.head, frozenset())
         objects, rendered = shared_changes(ctx, pr)
         if (shared or objects) and stacked(ctx.git, ctx.head.commit, pr.head):
@@ -113,6 +113,15 @@ def overlaps(ctx: Context) -> list[Overlap]:
         if issues or shared or objects:
             found.append(Overlap(pr, issues, shared, objects, differs))
     return found
+
+
+def shared_issues(mine: frozenset[IssueRef], text: str) -> frozenset[IssueRef]:
+    """The issues of `mine` that `text` closes too. Read only where it names one of their numbers:
+    hundreds of open PRs' bodies, most of which close nothing this PR closes (a PR that closes
+    nothing, most of them, reads none)."""
+    if not any(str(ref.number) in text for ref in mine):
+        return frozenset()
+    return mine & closing_issues(text)
 
 
 def own_issues(pr: PullRequestInfo) -> frozenset[IssueRef]:

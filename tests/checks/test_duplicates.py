@@ -282,3 +282,30 @@ def test_with_no_open_pr_no_hunk_of_the_change_is_read(
     other = branch(g, "theirs", {TEMPLATE: deployment(WAIT_FOR_DB)})
     assert review(g, [OpenPR(7, other, "theirs", title="db")]) != []
     assert read  # with one, the change's hunks are read and compared
+
+
+def test_other_prs_bodies_are_read_only_where_they_name_an_issue_this_pr_closes(
+    g: GitBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hundreds of open PRs' bodies cost a review nothing where this PR closes no issue, and only
+    the bodies naming one of its issues' numbers are read for closing keywords."""
+    check = importlib.import_module("checks.duplicates.check")
+    read: list[str] = []
+    closing = check.closing_issues
+
+    def counting(text: str, *rest: str) -> frozenset[object]:
+        read.append(text)
+        return closing(text, *rest)
+
+    monkeypatch.setattr(check, "closing_issues", counting)
+    branch(g, "mine", {TEMPLATE: deployment(WAIT_FOR_DB)})
+    others = [
+        OpenPR(n, branch(g, f"pr{n}", {"README.md": f"docs {n}\n"}), f"pr{n}", body=body)
+        for n, body in ((3, "Fixes #2913"), (4, "Fixes #77"), (5, "Closes #2913 too"))
+    ]
+    assert review(g, others, PullRequestInfo(number=9, body="Waits for the database")) == []
+    assert read == ["", "Waits for the database"]  # this PR's own title and body alone
+    read.clear()
+    found = review(g, others, PullRequestInfo(number=9, body="Fixes #2913"))
+    assert [f.data["pr"] for f in found] == [3, 5]
+    assert read[2:] == ["\nFixes #2913", "\nCloses #2913 too"]  # #4 names no number of this PR's

@@ -316,3 +316,83 @@ def test_open_prs_still_being_found_are_waited_for_where_the_review_reads_them(
         result = engine.review(inp)
     assert result.report.findings_for("duplicates") == given
     assert [pr.number for pr in result.context.open_prs] == [3]
+
+
+LABELLED = deployment(extra="").replace(
+    "      labels:\n        app: api\n    spec:",
+    "      labels:\n        app: api\n        {{- with .Values.owner }}\n        owner: {{ . }}\n"
+    "        {{- end }}\n    spec:",
+)
+
+
+def test_a_pr_whose_text_cannot_render_this_change_is_compared_without_a_render(
+    g: GitBuilder,
+) -> None:
+    """This PR types a label no file of the chart held; another PR's changed files never name it,
+    so its render cannot hold this PR's change: it is not rendered. One whose values do is, and
+    is found, the template's change and the values' alike (bot/engine/duplicate_evidence.py)."""
+    g.write(TEMPLATE, LABELLED).commit("an owner label from values")
+    branch(
+        g,
+        "mine",
+        {
+            TEMPLATE: LABELLED.replace(
+                "app: api\n        {{- with", "app: api\n        team: zebra-crew\n        {{- with"
+            )
+        },
+    )
+    bumps = branch(g, "bumps", {VALUES: "replicas: 1\nimage: {tag: '2.0'}\n"})
+    same = branch(g, "same", {VALUES: "replicas: 1\nowner: nobody\nteam: zebra-crew\n"})
+    helm = CountingHelm()
+    found = review(g, [OpenPR(3, bumps, "bumps"), OpenPR(4, same, "same")], helm)
+    assert found == []  # #4 names the label's text but renders no such label
+    assert len(helm.charts) == 3  # this PR's base and head, and #4's head: #3 is not rendered
+
+
+def test_the_values_edit_rendering_this_pr_s_typed_label_is_still_a_duplicate(
+    g: GitBuilder,
+) -> None:
+    """The case the rendered comparison exists for, with text this PR typed: the template gains
+    the label, the other PR's values set it. The evidence lets its render through."""
+    g.write(TEMPLATE, LABELLED).commit("an owner label from values")
+    typed = LABELLED.replace(
+        "{{- with .Values.owner }}\n        owner: {{ . }}",
+        "owner: zebra-crew\n        {{- with .Values.nothing }}\n        none: {{ . }}",
+    )
+    branch(g, "mine", {TEMPLATE: typed})
+    other = branch(g, "theirs", {VALUES: "replicas: 1\nowner: zebra-crew\n"})
+    (found,) = review(g, [OpenPR(3, other, "theirs", title="Zebra owns it")])
+    assert (found.severity, found.rule, found.data["shared"]) == (
+        Severity.WARNING,
+        "same-change",
+        ["objects"],
+    )
+    assert found.data["objects"] == [
+        {"chart": "app", "object": DEPLOYMENT_KEY, "profiles": ["default"]}
+    ]
+
+
+def test_another_pr_is_rendered_only_on_the_profiles_whose_change_it_could_make(
+    g: GitBuilder,
+) -> None:
+    """This PR changes profile a by a label value it types, profile b by a number: a PR editing
+    the defaults reaches both, but only b's change can be its own, so it is rendered on b alone."""
+    g.write(TEMPLATE, LABELLED)
+    g.write("app/ci/a-values.yaml", "profile: a\n").write("app/ci/b-values.yaml", "profile: b\n")
+    g.commit("two profiles, an owner label from values")
+    branch(
+        g,
+        "mine",
+        {
+            "app/ci/a-values.yaml": "profile: a\nowner: zebra-crew\n",
+            "app/ci/b-values.yaml": "profile: b\nreplicas: 3\n",
+        },
+    )
+    other = branch(g, "theirs", {VALUES: "replicas: 3\n"})
+    helm = CountingHelm()
+    (found,) = review(g, [OpenPR(3, other, "theirs")], helm)
+    assert found.data["objects"] == [{"chart": "app", "object": DEPLOYMENT_KEY, "profiles": ["b"]}]
+    # The base's a and b, this PR's a and b, and theirs on b alone.
+    renders = [{"profile": "a"}, {"profile": "b"}, {"profile": "b"}]
+    renders += [{"profile": "a", "owner": "zebra-crew"}, {"profile": "b", "replicas": 3}]
+    assert sorted(map(str, helm.values)) == sorted(map(str, renders))

@@ -325,3 +325,48 @@ def test_a_first_profile_a_limit_stops_hands_the_chart_wide_lint_to_the_next(
     assert helm.linted in (["slow", "gke"], ["gke"])
     (chart,) = result.context.charts
     assert chart.head["gke"].lint is not None and chart.head["oc"].lint is None
+
+
+class CountingRequests:
+    """Helm, noting each request by its kind and the profile's values."""
+
+    def __init__(self) -> None:
+        self.helm = EmbeddedHelm()
+        self.version = self.helm.version
+        self.asked: list[tuple[str, str]] = []
+
+    def render(self, archive: bytes, values: Any, *rest: Any) -> dict[str, str]:
+        self.asked.append(("render", str(values)))
+        return self.helm.render(archive, values, *rest)
+
+    def render_linted(self, archive: bytes, values: Any, *rest: Any) -> Linted:
+        self.asked.append(("render and lint", str(values)))
+        return self.helm.render_linted(archive, values, *rest)
+
+    def lint_alone(self, archive: bytes, values: Any, *rest: Any) -> Linted:
+        self.asked.append(("lint", str(values)))
+        return self.helm.lint_alone(archive, values, *rest)
+
+
+def test_a_render_is_linted_without_rendering_again_and_the_same_output_once(
+    tmp_path: Path,
+) -> None:
+    """gke's values differ from eks's but render byte for byte what eks's do: one lint says what
+    both would, and each profile is rendered once, its lint asked of Helm alone."""
+    g = repo(
+        tmp_path,
+        {"web/ci/gke-values.yaml": "unread: true\n", "web/ci/oc-values.yaml": "serviceName: oc\n"},
+    )
+    g = pr(g, {"web/templates/test.yaml": TEST_RELEASE_ONLY})
+    helm = CountingRequests()
+    engine = Engine(GitRepo(g.path), helm, REGISTRY, RenderCache())
+    report = engine.review(ReviewInput(base="develop", head="pr", offline=True)).report
+    lints = sorted(values for kind, values in helm.asked if kind != "render")
+    # eks and oc at head and, as the head's lint says something, at base: gke's output is eks's.
+    assert lints == sorted(map(str, [{}, {}, {"serviceName": "oc"}, {"serviceName": "oc"}]))
+    assert [kind for kind, _ in helm.asked].count("render and lint") == 0
+    renders = sorted(values for kind, values in helm.asked if kind == "render")
+    each = [{}, {"unread": True}, {"serviceName": "oc"}]
+    assert renders == sorted(map(str, each + each))  # each profile once a side, lint or not
+    (found,) = lint(report)
+    assert (found.severity, found.profile) == ("failure", "eks, gke, oc")

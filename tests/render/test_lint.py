@@ -118,22 +118,26 @@ def test_a_template_that_loops_under_the_render_is_not_linted(sandbox: Sandboxed
     assert out.lint is None  # not known, never "lint-clean"
 
 
-def test_lint_reads_no_file_outside_the_chart_and_leaves_nothing_behind(
-    sandbox: SandboxedHelm, tmp_path: Path
-) -> None:
+def test_lint_reads_no_file_outside_the_chart_and_leaves_nothing_behind(tmp_path: Path) -> None:
     secret = tmp_path / "app.pem"
     secret.write_text(MARKER)
     files = {
         "values.schema.json": json.dumps({"$ref": f"file://{secret}"}),
         "templates/cm.yaml": CONFIG_MAP,
     }
+    sandbox = SandboxedHelm(LIMITS, workers=1)
     out = sandbox.render_linted(archive(files), {"name": "ok"}, "release", "default")
     said = " ".join(message for _, _, message in above_info(out.lint))
     assert "permission denied" in said
     assert MARKER not in said and "invalid character" not in said
     (process,) = sandbox._all
-    assert os.listdir(process.scratch) == []  # the archive and Helm's extraction are gone
+    # The archive is gone; the chart Helm unpacked from it is kept for the side's next lint
+    # (bot/render/expanded.py), in the process's own scratch directory, until it ends.
+    (kept,) = os.listdir(process.scratch)
+    assert kept.startswith("lint-") and not list(Path(process.scratch).rglob("*.tgz"))
     assert oct(os.stat(process.scratch).st_mode & 0o777) == "0o700"
+    sandbox.close()
+    assert not os.path.exists(process.scratch)
 
 
 def test_a_warm_cache_lints_nothing_and_says_the_same(tmp_path: Path) -> None:
@@ -162,3 +166,51 @@ def test_which_renderers_lint_is_what_the_protocol_says() -> None:
     for renderer in (EmbeddedHelm(), Plain(), Plain()):
         assert can_lint(renderer) == isinstance(renderer, LintingRenderer)
     assert can_lint(EmbeddedHelm()) and not can_lint(Plain())
+
+
+def test_a_lint_alone_says_what_a_render_and_its_lint_say_without_the_render(
+    sandbox: SandboxedHelm,
+) -> None:
+    files = {"templates/cm.yaml": CONFIG_MAP, "templates/d.yaml": NO_SELECTOR}
+    both = sandbox.render_linted(archive(files), {"name": "Bad_Name"}, "release", "default")
+    alone = sandbox.lint_alone(archive(files), {"name": "Bad_Name"}, "release", "default")
+    assert (alone.manifests, alone.error) == (None, None)
+    assert alone.lint == both.lint and above_info(alone.lint)
+
+
+def test_a_side_is_unpacked_once_for_all_its_lints_which_say_what_helm_says_of_the_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Helm's lint of an archive unpacks it again at every profile; the lint of the directory it
+    is unpacked into once says the same, chart-level messages and template errors alike."""
+    import tempfile
+
+    import helm_python
+
+    from bot.render.lint import lint_archive
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    files = {"templates/cm.yaml": CONFIG_MAP, "templates/e.yaml": "x: {{ .Values.a.b }}\n"}
+    helm = EmbeddedHelm()
+    linted = [helm.lint(archive(files), {"name": n}, "default") for n in ("ok", "Bad_Name")]
+    (kept,) = os.listdir(tmp_path)  # one private directory, holding the chart unpacked once
+    assert os.listdir(tmp_path / kept) == ["helm-lint1"]
+    for entries, name in zip(linted, ("ok", "Bad_Name"), strict=True):
+        assert entries == lint_archive(helm_python, archive(files), {"name": name}, "default", None)
+        assert any(e.severity == LintSeverity.ERROR and "e.yaml" in e.message for e in entries)
+
+
+def test_lints_side_by_side_in_one_process_never_lose_the_directory_they_read() -> None:
+    """In-process (the demo, the tests) lints of many charts run at once: a directory one of them
+    reads is kept until it is done, however many others are unpacked meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    helm = EmbeddedHelm()
+    charts = [
+        archive({"templates/cm.yaml": CONFIG_MAP, f"templates/n{n}.yaml": ""}) for n in range(8)
+    ]
+    alone = [helm.lint(a, {"name": "ok"}, "default") for a in charts]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda a: helm.lint(a, {"name": "ok"}, "default"), charts * 4))
+    assert together == alone * 4
+    assert not any("missing" in e.message for entries in together for e in entries)

@@ -26,7 +26,7 @@ from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.lru import BoundedCache
 from bot.render.base import Renderer, RenderFailure, is_dependency_missing
 from bot.render.cache import CachedRender, CacheKey, RenderCache
-from bot.render.lint import Linted, can_lint, render_and_lint
+from bot.render.lint import Linted, can_lint, lint_alone, render_and_lint
 
 
 class Archiver(Protocol):
@@ -143,9 +143,14 @@ def _render_cached(
 ) -> CachedRender:
     key = CacheKey(tree_id, values_id, renderer.version, release, namespace, capabilities.cache_id)
     hit = cache.get(key)
-    if hit is None or (lint and _lintable(hit, renderer)):
-        make = partial(_render_new, key, values, archiver, renderer, cache, capabilities, lint)
-        hit = _IN_FLIGHT.once((id(cache), key, lint), make)
+    if hit is None:
+        make = partial(_render_new, key, values, archiver, renderer, cache, capabilities)
+        hit = _IN_FLIGHT.once((id(cache), key, False), make)
+    if lint and _lintable(hit, renderer):
+        # The render is in (made here, or joined where another thread made it): lint alone,
+        # never a second render of the same inputs.
+        make = partial(_lint_new, key, values, archiver, renderer, cache, capabilities, hit)
+        hit = _IN_FLIGHT.once((id(cache), key, True), make)
     return hit
 
 
@@ -166,20 +171,44 @@ def _render_new(
     renderer: Renderer,
     cache: RenderCache,
     capabilities: Capabilities,
-    lint: bool = False,
 ) -> CachedRender:
     hit = cache.get(key)  # rendered meanwhile, by the render this one would have waited for
-    if hit is not None and (not lint or hit.lint is not None):
+    if hit is not None:
         return hit
     # A renderer is told capabilities only when they differ from its defaults.
     told = capabilities if capabilities.cache_id else None
     try:
-        # Rendered and, when asked and the renderer can, linted in the same request.
         archive = archiver.archive()
-        out = render_and_lint(renderer, archive, values, key.release, key.namespace, told, lint)
+        out = render_and_lint(renderer, archive, values, key.release, key.namespace, told, False)
     except RenderFailure as failure:  # the archive could not be built
         out = Linted(None, failure, None, transient=failure.transient)
     hit = CachedRender(out.manifests, out.error, out.lint)
+    if not out.transient:
+        cache.put(key, hit)
+    return hit
+
+
+def _lint_new(
+    key: CacheKey,
+    values: Mapping[str, Any],
+    archiver: Archiver,
+    renderer: Renderer,
+    cache: RenderCache,
+    capabilities: Capabilities,
+    rendered: CachedRender,
+) -> CachedRender:
+    """`rendered` with the lint of the same inputs, cached together."""
+    hit = cache.get(key)  # linted meanwhile
+    if hit is not None and hit.lint is not None:
+        return hit
+    told = capabilities if capabilities.cache_id else None
+    assert can_lint(renderer)  # _lintable asked
+    try:
+        archive = archiver.archive()
+        out = lint_alone(renderer, archive, values, key.release, key.namespace, told)
+    except RenderFailure:  # the archive could not be built: said by the render
+        return rendered
+    hit = CachedRender(rendered.manifests, rendered.error, out.lint)
     if not out.transient:
         cache.put(key, hit)
     return hit
@@ -246,4 +275,18 @@ def _rendered(
         return Rendered(profile, error=error, values=values, lint=lint)
     # Here, while the other workers render: most checks read a render's pod templates.
     pod_templates(docs)
-    return Rendered(profile, documents=docs, values=values, lint=lint)
+    return Rendered(profile, documents=docs, values=values, lint=lint, output=output_id(hit))
+
+
+def output_id(hit: CachedRender) -> str | None:
+    """What tells two renders' output apart, byte for byte: a digest of every template's name and
+    text."""
+    if hit.manifests is None:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for name, text in sorted(hit.manifests.items()):
+        for part in (name, text):
+            data = part.encode("utf-8", "surrogatepass")
+            digest.update(len(data).to_bytes(8, "big"))
+            digest.update(data)
+    return digest.hexdigest()

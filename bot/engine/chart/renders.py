@@ -173,9 +173,12 @@ class PendingChart:
         return self._renders
 
     def _changed(self) -> list[str]:
-        """The head profiles not linted early whose lint may say what the base's does not."""
+        """The head profiles not linted early whose lint may say what the base's does not, but
+        for those whose render is another's byte for byte (output_twins)."""
         base, head = self._sides["base"], self._sides["head"]
-        return [n for n in sorted(head) if n not in self._early and _lint_matters(n, base, head)]
+        names = [n for n in sorted(head) if n not in self._early and _lint_matters(n, base, head)]
+        twins = output_twins(head, [*self._early, *names], first=list(self._early))
+        return [n for n in names if n not in twins]
 
     def _start_lint(
         self,
@@ -187,9 +190,10 @@ class PendingChart:
         that only waits, at base where the head's says something."""
         base, head = self._sides["base"], self._sides["head"]
         wanted = lint_at_head(base, head)
-        at_head.update(lint("head", [n for n in wanted if n not in at_head]))
+        twins = output_twins(head, wanted, first=list(at_head))
+        at_head.update(lint("head", [n for n in wanted if n not in at_head and n not in twins]))
         at_head = {n: f for n, f in at_head.items() if n in wanted}
-        return _LINT_CHAINS.submit(_then_base, lint, base, wanted, at_head)
+        return _LINT_CHAINS.submit(_then_base, lint, base, wanted, at_head, twins)
 
     def _chart(self, base: dict[str, Rendered], head: dict[str, Rendered]) -> ChartRenders:
         source = self.source
@@ -215,16 +219,40 @@ def _then_base(
     base: Mapping[str, Rendered],
     wanted: Sequence[str],
     at_head: Mapping[str, Future[Rendered]],
+    twins: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, Rendered]]:
-    """The head's lints; where they say something the base may already have said, the base's: on
-    the same profiles, or on every base profile where the PR adds one (checks/lint.py compares
-    an added profile with them all)."""
+    """The head's lints (a profile in `twins` has its twin's); where they say something the base
+    may already have said, the base's: on the same profiles, or on every base profile where the
+    PR adds one (checks/lint.py compares an added profile with them all)."""
     head = {n: future.result() for n, future in at_head.items()}
+    head |= {n: head[twin] for n, twin in (twins or {}).items() if twin in head}
     if not _says_something(head[n] for n in wanted if n in head):
         return {"head": head}
     added = any(n not in base for n in wanted)
-    relinted = lint("base", sorted(base) if added else [n for n in wanted if n in base])
-    return {"head": head, "base": {n: future.result() for n, future in relinted.items()}}
+    asked = sorted(base) if added else [n for n in wanted if n in base]
+    alike = output_twins(base, asked)
+    relinted = lint("base", [n for n in asked if n not in alike])
+    linted = {n: future.result() for n, future in relinted.items()}
+    return {"head": head, "base": linted | {n: linted[t] for n, t in alike.items() if t in linted}}
+
+
+def output_twins(
+    side: Mapping[str, Rendered], names: Sequence[str], first: Sequence[str] = ()
+) -> dict[str, str]:
+    """Among `names`, each profile whose render is byte for byte another's (`Rendered.output`),
+    with that other one: Helm's lint reads the chart and the render, so the same output gets the
+    same messages, and is linted once. Those in `first` (linted already) are the ones kept."""
+    kept: dict[str, str] = {}
+    twins: dict[str, str] = {}
+    for name in sorted(names, key=lambda n: n not in first):
+        output = side[name].output if name in side else None
+        if output is None:
+            continue
+        if output in kept:
+            twins[name] = kept[output]
+        else:
+            kept[output] = name
+    return twins
 
 
 def _with_lint(rendered: Rendered, linted: Rendered | None) -> Rendered:

@@ -11,7 +11,7 @@ charts keeps every render, as its result's context has always had them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -77,6 +77,8 @@ class ChartsChecked:
     explain: bool = False
     bounded: bool = False  # more charts than a window: renders are let go past their window
     diffs: bool = True  # each chart's rendered diff in its report data
+    # Checks' work begun before the renders (Check.early), by check: waited for before it runs.
+    early: Mapping[str, tuple[Future[None], ...]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     summaries: list[ChartSummary] = field(default_factory=list)
     chart_data: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -88,6 +90,12 @@ class ChartsChecked:
     _last: Context | None = None
     present: set[str] = field(default_factory=set)  # the profiles of the charts so far
     _theirs: OtherRenders | None = None
+
+    def await_early(self, check: str) -> None:
+        """What `check` began early is done, failed or not: a failure is the run's to meet (it
+        does the same work again, inside the engine's containment, and reports what failed)."""
+        for work in self.early.get(check, ()):
+            work.exception()
 
     def window_context(self, charts: tuple[ChartRenders, ...]) -> Context:
         """The context a window's chart checks read, its charts' report data begun."""

@@ -38,6 +38,11 @@ class Check(Generic[C]):
     # provenance.py, `finding.origin.values`): the finding proposing the values edit that fixes
     # it, as `data["suggestion"]`, which the engine then proves as any other.
     values_fix: Callable[[ChartContext, Finding], Finding] | None = None
+    # What a chart check can read before its chart's renders are in (git alone), given the
+    # review's context without charts or open PRs and the chart's path: run beside Helm's renders
+    # as the review begins, so that the check's run finds it in its memos. Returns nothing; its
+    # errors are the run's to meet and report.
+    early: Callable[[Context, str], None] | None = None
 
 
 @dataclass(frozen=True)

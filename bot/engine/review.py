@@ -283,25 +283,32 @@ class Engine:
             else branch_label(known.develop_name or "the integration branch")
         )
 
+        begun = Context(
+            config=config,
+            git=self.repo,
+            base=base_tree,
+            head=head_tree,
+            target=self.repo.tree(target),
+            develop=self.repo.tree(known.develop) if known.develop else None,
+            changes=known.changes,
+            charts=(),
+            open_prs=(),
+            pr=inp.pr,
+            links=inp.links,
+            release_name=release,
+            namespace=namespace,
+            target_name=target_name,
+            develop_name=develop_name,
+            as_of=inp.as_of,
+        )
+        early = _early_work(enabled, begun, dirs)
+
         def context(others: tuple[OpenPR, ...]) -> Context:
             commits = known.commits
-            return Context(
-                config=config,
-                git=self.repo,
-                base=base_tree,
-                head=head_tree,
-                target=self.repo.tree(target),
-                develop=self.repo.tree(known.develop) if known.develop else None,
-                changes=known.changes,
-                charts=(),
+            return replace(
+                begun,
                 open_prs=comparable_prs(self.repo, target, target_name, head, others),
                 pr=inp.pr if commits is None else replace(inp.pr, commits=commits.result()),
-                links=inp.links,
-                release_name=release,
-                namespace=namespace,
-                target_name=target_name,
-                develop_name=develop_name,
-                as_of=inp.as_of,
             )
 
         run = ChartsChecked(
@@ -314,6 +321,7 @@ class Engine:
             explain=explain,
             bounded=len(sources) > self.window,
             diffs=inp.rendered_diff,
+            early=early,
         )
         t0 = time.perf_counter()
         handed = renders_in_order(starts)
@@ -362,6 +370,7 @@ class Engine:
             if check.scope == "repo" and not last:
                 continue
             c0 = time.perf_counter()
+            run.await_early(check.name)
             if check.name == LINT_CHECK:
                 ctx = replace(ctx, charts=tuple(chart.result() for chart in window))
                 self.timings.render += time.perf_counter() - c0
@@ -401,6 +410,17 @@ class Engine:
             run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
             found += _contained(check, chart.path, run)
         return found
+
+
+def _early_work(
+    enabled: Sequence[Check[Any]], ctx: Context, dirs: Sequence[str]
+) -> dict[str, tuple[Future[None], ...]]:
+    """Each check's work that needs no render, begun on every chart while Helm renders."""
+    return {
+        check.name: tuple(_GIT_POOL.submit(check.early, ctx, chart) for chart in dirs)
+        for check in enabled
+        if check.early is not None and check.scope == "chart"
+    }
 
 
 def _other_prs(inp: ReviewInput, head: str) -> tuple[OpenPR, ...]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from bot.engine.chart.files import ChartMeta, read_chart_meta
 from bot.engine.check import Check
-from bot.engine.context import ChartContext, ChartRenders
+from bot.engine.context import ChartContext, ChartRenders, Context
 from bot.engine.report import Finding
 from bot.versions.claims import (
     Claim,
@@ -51,8 +51,7 @@ def assess(ctx: ChartContext) -> Assessment | None:
     """The chart's claim at head and its verdict against the target's tip and the open PRs."""
     chart = ctx.chart
     ignore = ctx.config.version.ignore
-    changed = [p for c in ctx.changes for p in (c.path, c.old_path) if p]
-    claim = claim_between(chart.path, ctx.base, ctx.head, changed, ignore)
+    claim = _claim(ctx, chart.path)
     target = ctx.target
     # The engine hands only the PRs into the same branch (bot/engine/rivals.py).
     claims = open_claims(ctx.git, chart.path, ctx.open_prs, target.commit, ignore, ctx.head.commit)
@@ -61,10 +60,23 @@ def assess(ctx: ChartContext) -> Assessment | None:
     label = ctx.target_name
     judged = verdict(claim, develop, rivals)
     a = Assessment(chart, claim, develop, target.commit, label, rivals, judged)
-    return replace(a, practice=practice(ctx)) if judged.status in BY_PRACTICE else a
+    return replace(a, practice=practice(ctx, chart.path)) if judged.status in BY_PRACTICE else a
 
 
-def practice(ctx: ChartContext) -> BumpRule:
+def early(ctx: Context, chart: str) -> None:
+    """The practice a missing bump is judged by, read from git while Helm renders, where the claim
+    alone settles that verdict (the others need the open PRs' claims)."""
+    missing = verdict(_claim(ctx, chart), read_chart_meta(ctx.target, chart), ())
+    if missing.status is Status.MISSING_BUMP:
+        practice(ctx, chart)
+
+
+def _claim(ctx: Context, chart: str) -> Claim:
+    changed = [p for c in ctx.changes for p in (c.path, c.old_path) if p]
+    return claim_between(chart, ctx.base, ctx.head, changed, ctx.config.version.ignore)
+
+
+def practice(ctx: Context, chart: str) -> BumpRule:
     """Whether the repository bumps this chart per change: what its files at the target declare,
     then what its integration branch has released and its history shows (bot/versions/policy.py);
     none of it the PR can change."""
@@ -74,7 +86,7 @@ def practice(ctx: ChartContext) -> BumpRule:
         ctx.git,
         ctx.target,
         tip,
-        ctx.chart.path,
+        chart,
         version.bump,
         version.ignore,
         ctx.develop_name,
@@ -113,4 +125,4 @@ def explain(ctx: ChartContext) -> list[str]:
     return lines
 
 
-CHECK = Check(NAME, "Chart versions", run, "chart", explain=explain)
+CHECK = Check(NAME, "Chart versions", run, "chart", explain=explain, early=early)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from bot.engine.check import Check
-from bot.engine.context import ChartContext
+from bot.engine.context import ChartContext, Context
 from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from bot.textlines import git_lines
@@ -64,21 +64,31 @@ def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
     if "head" in chart.refused or not ctx.head.is_file(f"{chart.path}/Chart.yaml"):
         return []
-    changed = _changed(ctx, chart.path)
-    settings = lint_settings(ctx.target, chart.path) if changed else ()
+    return _findings(ctx, chart.path)
+
+
+def early(ctx: Context, chart: str) -> None:
+    """Everything `run` reads, read while Helm renders: git alone, remembered by content."""
+    if ctx.head.is_file(f"{chart}/Chart.yaml"):
+        _findings(ctx, chart)
+
+
+def _findings(ctx: Context, chart: str) -> list[Finding]:
+    changed = _changed(ctx, chart)
+    settings = lint_settings(ctx.target, chart) if changed else ()
     if not settings:
         return []
-    sides = _files(ctx.base, chart.path, changed), _files(ctx.head, chart.path, changed)
+    sides = _files(ctx.base, chart, changed), _files(ctx.head, chart, changed)
     found: dict[tuple[str, str, str | None, int | None, str], Finding] = {}
     for each in settings:
-        for finding in _linted(ctx, each, changed, *sides):
+        for finding in _linted(ctx, chart, each, changed, *sides):
             found.setdefault(
                 (finding.rule, finding.title, finding.path, finding.line, finding.message), finding
             )
     return _capped(list(found.values()))
 
 
-def _changed(ctx: ChartContext, chart: str) -> list[str]:
+def _changed(ctx: Context, chart: str) -> list[str]:
     """The files ct lint hands yamllint (Chart.yaml, values.yaml, `ci/*-values.yaml`, ct's glob:
     directly under ci/) that the PR changed, from its diff; values.yaml too for a chart the PR
     adds (yamllint fails where it is missing)."""
@@ -110,51 +120,56 @@ def _files(tree: Tree, chart: str, paths: Sequence[str]) -> dict[str, str | None
 
 
 def _linted(
-    ctx: ChartContext,
+    ctx: Context,
+    path: str,
     settings: LintSettings,
     changed: Sequence[str],
     base: dict[str, str | None],
     head: dict[str, str | None],
 ) -> list[Finding]:
-    path = ctx.chart.path
     notes: list[Finding] = []
     base_issues: list[Issue] = []
     head_issues: list[Issue] = []
     chart_yaml = f"{path}/Chart.yaml"
+    # The base's file is read only to fold what the head's already had: where the head's holds no
+    # problem there is nothing to fold, and yamllint costs ~6 ms a KB.
     if settings.validate_schema and chart_yaml in changed:
-        schema = _used(ctx, chart_schema(ctx.target, settings.schema), settings.schema, notes)
+        schema = _used(path, chart_schema(ctx.target, settings.schema), settings.schema, notes)
         if schema is not None:
-            for side, files in ((base_issues, base), (head_issues, head)):
-                side += _schema_issues(schema, chart_yaml, files.get(chart_yaml), settings)
+            head_issues += _schema_issues(schema, chart_yaml, head.get(chart_yaml), settings)
+            if head_issues:
+                base_issues += _schema_issues(schema, chart_yaml, base.get(chart_yaml), settings)
     if settings.validate_yaml:
-        conf = _used(ctx, lint_config(ctx.target, settings.lint_conf), settings.lint_conf, notes)
-        base_issues += _lint_files(conf, changed, base, settings, [])
-        head_issues += _lint_files(conf, changed, head, settings, notes)
+        conf = _used(path, lint_config(ctx.target, settings.lint_conf), settings.lint_conf, notes)
+        linted = _lint_files(conf, changed, head, settings, notes)
+        head_issues += linted
+        with_problems = [p for p in changed if any(issue.path == p for issue in linted)]
+        base_issues += _lint_files(conf, with_problems, base, settings, [])
     severity = ENFORCED if settings.enforced else ADVISORY
     notes = [replace(note, chart=path) for note in notes]
     return notes + compare_files(NAME, path, base_issues, head_issues, severity)
 
 
-def _used(ctx: ChartContext, loaded: Loaded, ref: FileRef, notes: list[Finding]) -> Loaded | None:
+def _used(chart: str, loaded: Loaded, ref: FileRef, notes: list[Finding]) -> Loaded | None:
     """`loaded` where it can be used; what stood in the way said as a notice either way."""
     if ref.note:
-        notes.append(_setting(ctx, f"{ref.note}: {loaded.source} is used instead."))
+        notes.append(_setting(chart, f"{ref.note}: {loaded.source} is used instead."))
     if loaded.error:
         notes.append(
-            _setting(ctx, f"{loaded.error}: not used, and `ct lint` cannot use it either.")
+            _setting(chart, f"{loaded.error}: not used, and `ct lint` cannot use it either.")
         )
         return None
     return loaded
 
 
-def _setting(ctx: ChartContext, text: str) -> Finding:
+def _setting(chart: str, text: str) -> Finding:
     return Finding(
         check=NAME,
         severity=Severity.NOTICE,
-        title=f"{ctx.chart.path}: ct lint's settings",
+        title=f"{chart}: ct lint's settings",
         message=text,
         rule=SETTINGS,
-        chart=ctx.chart.path,
+        chart=chart,
     )
 
 
@@ -316,4 +331,4 @@ def explain(ctx: ChartContext) -> list[str]:
     ]
 
 
-CHECK = Check(NAME, "ct lint's YAML checks", run, "chart", explain=explain, quiet=True)
+CHECK = Check(NAME, "ct lint's YAML checks", run, "chart", explain=explain, quiet=True, early=early)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from bot.engine.chart.selection import ChartError
 from bot.engine.check import Check, Registry
 from bot.engine.config import ConfigError
-from bot.engine.context import ChartContext
+from bot.engine.context import ChartContext, Context
 from bot.engine.markdown import to_markdown
 from bot.engine.report import Finding, Severity
 from bot.engine.review import Engine, ReviewError, ReviewInput
@@ -351,6 +352,60 @@ def test_the_engine_runs_the_registry_it_is_handed_and_no_other(repo: GitBuilder
     assert seen == ["app"]
     assert report.checks_run == ("only",)
     assert [(f.check, f.title) for f in report.findings] == [("only", "saw app")]
+
+
+class GatedRenderer(CountingRenderer):
+    """Helm held back until `gate` opens (at most 30 s): what runs meanwhile ran before renders."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.opened_in_time: list[bool] = []
+
+    def render(self, chart_dir, values, release, namespace):  # type: ignore[no-untyped-def]
+        self.opened_in_time.append(self.gate.wait(timeout=30))
+        return super().render(chart_dir, values, release, namespace)
+
+
+def test_a_check_s_early_work_runs_while_the_renders_wait_and_before_its_run(
+    repo: GitBuilder,
+) -> None:
+    renderer = GatedRenderer()
+    order: list[str] = []
+
+    def early(ctx: Context, chart: str) -> None:
+        assert ctx.charts == () and ctx.head.is_file(f"{chart}/Chart.yaml")
+        order.append(f"early {chart}")
+        renderer.gate.set()
+
+    def run(ctx: ChartContext) -> list[Finding]:
+        order.append(f"run {ctx.chart.path}")
+        return []
+
+    registry = Registry((Check("gated", "Gated", run, early=early),))
+    repo.branch("pr").write("app/NOTES.txt", "hi\n").commit("notes")
+    Engine(GitRepo(repo.path), renderer, registry, RenderCache()).review(
+        ReviewInput(base="develop", head="pr")
+    )
+    assert order == ["early app", "run app"]
+    assert renderer.opened_in_time and all(renderer.opened_in_time)
+
+
+def test_early_work_that_fails_leaves_the_run_to_do_it_and_say_so(repo: GitBuilder) -> None:
+    def early(ctx: Context, chart: str) -> None:
+        raise RecursionError("too deep for early")
+
+    def run(ctx: ChartContext) -> list[Finding]:
+        return [Finding("gated", Severity.WARNING, "ran", "the run itself")]
+
+    registry = Registry((Check("gated", "Gated", run, early=early),))
+    repo.branch("pr").write("app/NOTES.txt", "hi\n").commit("notes")
+    report = (
+        Engine(GitRepo(repo.path), CountingRenderer(), registry, RenderCache())
+        .review(ReviewInput(base="develop", head="pr"))
+        .report
+    )
+    assert [(f.check, f.title) for f in report.findings] == [("gated", "ran")]
 
 
 def test_the_render_check_is_registered_so_the_config_can_name_it(

@@ -10,6 +10,8 @@ import json
 import subprocess
 import sys
 
+from bot.review_process import YOUNG
+
 # Third-party packages a review's imports may load: YAML, the config's models, SemVer, diffs.
 ALLOWED_THIRD_PARTY = frozenset(
     {
@@ -55,3 +57,13 @@ def test_the_review_path_imports_only_what_a_review_needs() -> None:
     assert not [
         m for m in modules if m.startswith(("webhooks", "bot.cli.terminal", "bot.app.github"))
     ]
+
+
+def test_the_process_is_tuned_before_the_command_line_is_imported() -> None:
+    """The collector's thresholds are set as the package is entered, so the import of the command
+    line's modules runs under them (bot/review_process.py), not only the review."""
+    probe = "import gc, sys, bot.cli\nprint(gc.get_threshold()[0], 'bot.cli.main' in sys.modules)\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert proc.stdout.split() == [str(YOUNG), "False"]

@@ -12,7 +12,7 @@ $(BIN)/python:
 # Compiled once here: an editable install has no bytecode, and where PYTHONDONTWRITEBYTECODE is set
 # every command would compile every module it imports (three times the review path's imports).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[app]'
 	$(BIN)/python -m compileall -q bot checks webhooks
 	touch $@
 

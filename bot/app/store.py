@@ -16,9 +16,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import redis
+if TYPE_CHECKING:
+    import redis
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,13 @@ class RedisStore:
     PREFIX = "chart-review:"
 
     def __init__(self, url: str) -> None:
-        self.client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        # The App's extra (`[app]`): the command line and the Action keep their answers in memory.
+        import redis
+
+        self._failures: type[Exception] = redis.RedisError
+        self.client: redis.Redis = redis.Redis.from_url(
+            url, socket_timeout=5, socket_connect_timeout=5
+        )
 
     def claim(self, key: str, ttl: float) -> bool:
         return bool(self.client.set(self.PREFIX + key, b"1", nx=True, px=_ms(ttl)))
@@ -168,7 +175,7 @@ class RedisStore:
     def ping(self) -> str | None:
         try:
             self.client.ping()
-        except redis.RedisError as exc:
+        except self._failures as exc:
             # The URL may hold a password: name the failure, not the URL.
             return f"redis: {type(exc).__name__}: {exc}".split(" @")[0]
         return None

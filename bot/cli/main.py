@@ -9,6 +9,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import NoReturn
 
 import bot
@@ -52,6 +53,10 @@ from bot.review_process import tune_for_reviews
 from checks import REGISTRY
 
 EXIT_OK, EXIT_FAILURE, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
+# The top-level modules of pyproject.toml's `app` extra: what `serve` and `worker` need beyond
+# the command line's packages.
+APP_EXTRA = frozenset({"fastapi", "uvicorn", "huey", "prometheus_client", "redis"})
+APP_EXTRA_INSTALL = "pip install 'chart-review-bot[app]'"
 PROG = "chart-review"
 INTERNAL_ERROR = "internal error, please report it with the traceback above: {error}"
 # `--fail-on`: the severities that make `review` exit 1. Notices never do.
@@ -318,16 +323,28 @@ def add_app(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    # Imported here: the App's stack (FastAPI, PyGithub, huey) is not needed to review locally.
-    from bot.cli.serve import serve
-
-    return serve(args.host, args.port, with_worker=not args.no_worker, fd=args.fd)
+    serve = _app_server().serve
+    return int(serve(args.host, args.port, with_worker=not args.no_worker, fd=args.fd))
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from bot.cli.serve import worker
+    return int(_app_server().worker())
 
-    return worker()
+
+def _app_server() -> ModuleType:
+    """bot/cli/serve.py, imported only here: the App's stack is the `app` extra's, which the
+    command line and the Action do without."""
+    try:
+        from bot.cli import serve
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in APP_EXTRA:
+            raise
+        raise UsageError(
+            f"`serve` and `worker` run the App, whose packages are the `app` extra, and "
+            f"{missing} is not installed: {APP_EXTRA_INSTALL}"
+        ) from None
+    return serve
 
 
 def build_parser() -> Parser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from bot.app.github.app import PullState
-from bot.engine.chart.selection import chart_meta
+from bot.charts.selection import chart_meta
 from bot.git.repo import GitRepo
 
 

@@ -22,6 +22,7 @@ from github import GithubException
 
 from bot.app.github.app import PullState, RepoClient
 from bot.app.settings import render_limits
+from bot.charts.profiles import ValuesOverride
 from bot.cli.action_env import ActionEnv, ActionSetupError, read_env, read_event, read_only_expected
 from bot.cli.action_git import open_checkout, require_commits
 from bot.cli.action_github import FORBIDDEN, pacing, token_client
@@ -37,7 +38,6 @@ from bot.cli.action_output import (
 from bot.cli.action_review import ActionReview, review_and_publish
 from bot.cli.main import exit_status
 from bot.cli.main import main as cli_main
-from bot.engine.profiles import ValuesOverride
 from bot.engine.review import Engine, ReviewResult
 from bot.git.mirror import Mirrors
 from bot.git.repo import GitRepo

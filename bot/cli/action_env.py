@@ -13,9 +13,9 @@ from typing import Any
 
 from bot.app.github.app import PullState
 from bot.cli.report_writer import FORMATS
-from bot.engine.config import CONFIG_PATH
 from bot.errors import ChartReviewError
 from bot.kube.capabilities import CapabilitiesError, parse_api_versions, parse_kube_version
+from bot.model.config import CONFIG_PATH
 
 # The events whose payload is a PR: `pull_request_target` runs with the base's workflow and a
 # write token even for forks, `pull_request` with the PR's own and, from a fork, a read-only one.

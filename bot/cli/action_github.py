@@ -13,8 +13,8 @@ from github import Github
 from bot.app.github.app import PER_PAGE, AppCredentials, retry_policy
 from bot.app.github.checks import AppIdentity
 from bot.app.github.repo import InstallationAuth, RepoClient
-from bot.app.inline import InlineComment, PostedComment
 from bot.cli.action_env import ActionSetupError
+from bot.report.inline import InlineComment, PostedComment
 
 # GitHub Actions' app on github.com (`GET /apps/github-actions`); its runs on a head are this
 # action's own when a re-run looks for them. On GitHub Enterprise Server the id differs, and a

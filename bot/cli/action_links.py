@@ -20,11 +20,11 @@ from bot.app.github.repo import RepoClient, RepoInfo
 from bot.app.link_access import author_role
 from bot.app.link_policy import READ_ROLES, Home, LinkOpener, Visibility, unreadable_reason
 from bot.app.links import read_linked
-from bot.engine.config import LinksConfig
-from bot.engine.context import LinkedRepo, RepoResolver
-from bot.engine.links import bounded, not_readable
 from bot.git.mirror import Mirrors
 from bot.git.repo import GitRepo
+from bot.model.config import LinksConfig
+from bot.model.context import LinkedRepo, RepoResolver
+from bot.model.links import bounded, not_readable
 
 log = logging.getLogger(__name__)
 

@@ -11,18 +11,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from bot.app.publish import fit
+from bot.charts.profiles import ValuesOverride
 from bot.cli.action_env import ActionEnv, ActionSetupError
-from bot.cli.annotations import escape_data, workflow_commands
 from bot.cli.errors import UsageError
 from bot.cli.report_writer import ReportWriter
-from bot.cli.sarif import category
 from bot.cli.values_args import parse_set, read_values_file
-from bot.engine.diff_section import diff_plain
-from bot.engine.markdown import Section, to_markdown
-from bot.engine.profiles import ValuesOverride
-from bot.engine.report import Report, Severity, counts
 from bot.engine.review import ReviewResult
+from bot.model.report import Report, Severity, counts
+from bot.report.annotations import escape_data, workflow_commands
+from bot.report.bodies import fit
+from bot.report.diff_section import diff_plain
+from bot.report.markdown import Section, to_markdown
+from bot.report.sarif import category
 
 REPORT_NAME = "chart-review-report.json"
 # The whole rendered diff, as `chart-review review --diff` prints it, beside the report: a comment

@@ -17,21 +17,21 @@ from dataclasses import dataclass
 
 from github import GithubException
 
-from bot.app.comment import NO_RUN_FOOTER
 from bot.app.github.app import PullState, RepoClient
 from bot.app.link_policy import Home, LinkOpener
-from bot.app.publish import CheckRunOutput, failed_output
 from bot.app.review_pull import CheckRunPublisher, begun_runs, config_layout, failure_reason
-from bot.app.run_layout import check_run_outputs
+from bot.charts.profiles import NO_OVERRIDE, ValuesOverride
 from bot.cli.action_env import ActionInputs
 from bot.cli.action_git import fetch_commits
 from bot.cli.action_github import FORBIDDEN
 from bot.cli.action_output import print_annotations, print_notice
-from bot.engine.config import CheckRunLayout, Config, ConfigError
-from bot.engine.context import OpenPR, PullRequestInfo
-from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
 from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.git.repo import GitRepo
+from bot.model.config import CheckRunLayout, Config, ConfigError
+from bot.model.context import OpenPR, PullRequestInfo
+from bot.report.bodies import CheckRunOutput, failed_output
+from bot.report.comment import NO_RUN_FOOTER
+from bot.report.run_layout import check_run_outputs
 from checks import REGISTRY
 
 log = logging.getLogger(__name__)

@@ -33,22 +33,22 @@ from bot.cli.open_prs import (
 )
 from bot.cli.progress import chart_progress
 from bot.cli.report_writer import FORMATS, ReportWriter
-from bot.cli.sarif import category
 from bot.cli.values_args import add_values_arguments, override_from
-from bot.engine.config import CONFIG_PATH, parse_config
-from bot.engine.context import PullRequestInfo
-from bot.engine.ct_config import load_ct_config
 from bot.engine.publisher import Publisher
-from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.errors import ChartReviewError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitRepo
 from bot.git.repo import close_all as close_repositories
 from bot.kube.capabilities import parse_api_versions, parse_kube_version
+from bot.model.config import CONFIG_PATH, parse_config
+from bot.model.context import PullRequestInfo
+from bot.model.ct_config import load_ct_config
+from bot.model.report import Report, Severity
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from bot.render.sandbox import SandboxedHelm
+from bot.report.sarif import category
 from bot.review_process import tune_for_reviews
 from checks import REGISTRY
 

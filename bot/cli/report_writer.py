@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.cli.annotations import github_text
 from bot.cli.errors import UsageError
-from bot.cli.sarif import category, sarif_text
-from bot.engine.diff_section import diff_plain
-from bot.engine.markdown import Section, to_markdown
-from bot.engine.markdown_safe import inline
 from bot.engine.review import ReviewResult
+from bot.model.markdown_safe import inline
+from bot.report.annotations import github_text
+from bot.report.diff_section import diff_plain
+from bot.report.markdown import Section, to_markdown
+from bot.report.sarif import category, sarif_text
 
 EXPLAIN_HEADING = "\n### Considered and left alone\n\n"
 # Every `--format` of `review`: for people, the stable JSON report, code scanning, workflow annotations.
@@ -29,7 +29,7 @@ class ReportWriter:
     output: str | None = None  # a file; None → stdout
     explain: bool = False
     diff: bool = False  # `--diff`: the rendered diff as plain text, in place of the report
-    sarif_category: str = category()  # SARIF's automationDetails.id (bot/cli/sarif.py)
+    sarif_category: str = category()  # SARIF's automationDetails.id (bot/report/sarif.py)
 
     def publish(self, result: ReviewResult) -> None:
         if self.on_terminal():

@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.cli.errors import UsageError
-from bot.engine.profiles import (
+from bot.charts.profiles import (
     MAX_SET_INDEX,
     Assignment,
     ValuesOverride,
     check_values_size,
     load_values,
 )
+from bot.cli.errors import UsageError
 
 KEY_STOPS = frozenset("=[,.")
 AFTER_INDEX_STOPS = frozenset("[.=")

@@ -2,7 +2,7 @@
 
 Everything goes through `git` itself: one long-lived `cat-file --batch` per repository for blobs,
 tree listings and ref lookups, and plain commands for the rest (diffs, merge bases, logs). Turning a
-chart directory into an archive for Helm is bot/engine/chart/archive.py's job."""
+chart directory into an archive for Helm is bot/charts/archive.py's job."""
 
 from __future__ import annotations
 

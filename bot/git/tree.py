@@ -82,7 +82,7 @@ _UNSEEN: Level = {}
 
 
 class GitTree:
-    """The files of a repository at one commit (the `Tree` protocol of bot.engine.context).
+    """The files of a repository at one commit (the `Tree` protocol of bot.model.context).
 
     Lookups walk the directories they name, each read once (a review asks tens of thousands, most
     in a few directories); `paths(prefix)` lists the directory's tree, and only `paths()` of the

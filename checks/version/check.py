@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bot.engine.chart.files import ChartMeta, read_chart_meta
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, ChartRenders, Context
-from bot.engine.report import Finding
+from bot.model.chart_files import ChartMeta, read_chart_meta
+from bot.model.check import Check
+from bot.model.context import ChartContext, ChartRenders, Context
+from bot.model.report import Finding
 from bot.versions.claims import (
     Claim,
     Rival,
@@ -53,7 +53,7 @@ def assess(ctx: ChartContext) -> Assessment | None:
     ignore = ctx.config.version.ignore
     claim = _claim(ctx, chart.path)
     target = ctx.target
-    # The engine hands only the PRs into the same branch (bot/engine/rivals.py).
+    # The engine hands only the PRs into the same branch (bot/model/rivals.py).
     claims = open_claims(ctx.git, chart.path, ctx.open_prs, target.commit, ignore, ctx.head.commit)
     rivals = rivals_of(claims)
     develop = read_chart_meta(target, chart.path)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding
+from bot.model.context import ChartContext
+from bot.model.report import Finding
 from bot.textlines import git_lines
 from bot.versions.claims import Status
 from checks.kit.suggest import propose, with_value

@@ -7,15 +7,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.app.inline import inline_comments
-from bot.app.publish import MAX_OUTPUT_CHARS, SUMMARY_MARKER
-from bot.app.run_layout import check_run_outputs, summary_comment
-from bot.engine.markdown import Section, to_markdown
-from bot.engine.report import ChartSummary, Finding, Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import ChartSummary, Finding, Report, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from bot.report.bodies import MAX_OUTPUT_CHARS, SUMMARY_MARKER
+from bot.report.inline import inline_comments
+from bot.report.markdown import Section, to_markdown
+from bot.report.run_layout import check_run_outputs, summary_comment
 from checks import REGISTRY
 from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.gitbuilder import GitBuilder

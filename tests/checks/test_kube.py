@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from bot.engine.report import Finding, Severity
+from bot.model.report import Finding, Severity
 from checks.kube.schemas import api_schemas
 from tests.support.gitbuilder import GitBuilder
 from tests.support.pr_review import CHART, chart, line_of, review_pr, template

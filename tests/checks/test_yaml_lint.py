@@ -10,9 +10,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.engine.report import Finding, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import Finding, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY

@@ -18,8 +18,8 @@ import pytest
 from bot.app.github.app import AppCredentials, GitHubApp
 from bot.app.review_pull import review_pull
 from bot.cli.action_github import ACTIONS_LOGIN
-from bot.engine.context import no_links
 from bot.git.repo import GitRepo
+from bot.model.context import no_links
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from tests.support.action_job import as_actions, runner_env

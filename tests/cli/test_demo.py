@@ -21,7 +21,7 @@ from bot.cli.demo import (
 )
 from bot.cli.errors import UsageError
 from bot.cli.report_writer import ReportWriter
-from bot.engine.context import no_links
+from bot.model.context import no_links
 from checks import REGISTRY
 
 HEADINGS = EXAMPLES / "prs" / "headings"

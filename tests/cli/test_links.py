@@ -8,7 +8,7 @@ import pytest
 
 from bot.cli.errors import UsageError
 from bot.cli.links import NOT_LINKED, local_resolver, parse_link
-from bot.engine.context import OpenPR
+from bot.model.context import OpenPR
 from tests.support.gitbuilder import GitBuilder
 
 

@@ -13,8 +13,8 @@ import pytest
 from bot.cli import links
 from bot.cli.main import main
 from bot.cli.open_prs import DEFAULT_DISCOVERY, Discovery, discover_open_prs, head_number
-from bot.engine.context import OpenPR
 from bot.git.repo import GitRepo
+from bot.model.context import OpenPR
 from tests.cli.test_cli import cli
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder

@@ -10,8 +10,8 @@ from rich.rule import Rule
 
 from bot.cli.terminal.report import report_blocks, show
 from bot.cli.terminal.text import DIM, open_console, plain, prose
-from bot.engine.markdown import Section
 from bot.engine.review import ReviewResult
+from bot.report.markdown import Section
 
 if TYPE_CHECKING:
     from bot.cli.demo import DemoPR

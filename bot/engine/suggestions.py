@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from bot.charts.patched import PatchedRepo
 from bot.charts.renders import ChartSource, PendingChart, RenderSettings, start_chart
-from bot.engine.patched import PatchedRepo
 from bot.git.tree import GitTree
 from bot.model.check import Registry
 from bot.model.context import ChartContext, ChartRenders, Context

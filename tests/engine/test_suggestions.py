@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.patched import PatchedRepo
+from bot.charts.patched import PatchedRepo
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.model.check import Check, Registry

@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from bot.cli.errors import UsageError
 from bot.cli.open_prs import DEFAULT_DISCOVERY, Discovery, open_pull_requests
+from bot.errors import UsageError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
 from bot.model.context import LinkedRepo, OpenPR, RepoResolver

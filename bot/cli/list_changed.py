@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from bot.charts.selection import chart_dirs
-from bot.cli.errors import UsageError
+from bot.errors import UsageError
 from bot.git import shallow
 from bot.git.repo import GitRepo
 from bot.model.chart_files import chart_file

@@ -52,7 +52,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bot.cli.errors import UsageError
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from bot.model.chart_files import find_charts, in_chart
 from bot.model.context import OpenPR

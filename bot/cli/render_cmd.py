@@ -15,8 +15,8 @@ from bot.charts.fetching import ReviewFetch
 from bot.charts.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
 from bot.charts.renders import ChartSource, RenderSettings, render_chart
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
-from bot.cli.errors import UsageError
 from bot.cli.values_args import add_values_arguments, override_from
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
 from bot.kube.capabilities import Capabilities, parse_api_versions, parse_kube_version

@@ -23,7 +23,6 @@ from bot.charts.profiles import NO_OVERRIDE, ValuesOverride
 from bot.charts.selection import owning_chart
 from bot.cli.cache_dir import open_cache
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
-from bot.cli.errors import UsageError
 from bot.cli.replay_report import (
     VERDICT_ICON,
     ReplayRow,
@@ -34,7 +33,7 @@ from bot.cli.replay_report import (
 from bot.cli.report_writer import write_output
 from bot.cli.values_args import add_values_arguments, override_from
 from bot.engine.review import Engine, ReviewInput
-from bot.errors import ChartReviewError
+from bot.errors import ChartReviewError, UsageError
 from bot.git.history import MergedChange, chart_dirs_named, merged_changes
 from bot.git.repo import GitRepo
 from bot.model.chart_files import find_charts

@@ -6,9 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from bot.cli.errors import UsageError
 from bot.cli.open_prs import add_discovery_arguments, discover_open_prs, discovery_from
-from bot.errors import ChartReviewError
+from bot.errors import ChartReviewError, UsageError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
 from bot.model.config import CONFIG_PATH, parse_config

@@ -7,17 +7,15 @@ too; whether a missing bump is enforced comes from the repository's practice
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from bot.model.chart_files import ChartMeta, read_chart_meta
+from bot.model.chart_files import read_chart_meta
 from bot.model.check import Check
-from bot.model.context import ChartContext, ChartRenders, Context
+from bot.model.context import ChartContext, Context
 from bot.model.report import Finding
 from bot.versions.claims import (
     Claim,
-    Rival,
     Status,
-    Verdict,
     claim_between,
     open_claims,
     pr_label,
@@ -27,24 +25,13 @@ from bot.versions.claims import (
 from bot.versions.policy import bump_rule
 from bot.versions.rule import BumpRule
 from checks.version import findings
+from checks.version.assessment import Assessment
 from checks.version.suggest import suggest
 
 NAME = "version"
 # The verdicts whose severity depends on whether the repository bumps per change: the others (an
 # invalid version, one that goes down) are wrong whatever the practice.
 BY_PRACTICE = frozenset({Status.MISSING_BUMP, Status.TAKEN, Status.RACE})
-
-
-@dataclass(frozen=True)
-class Assessment:
-    chart: ChartRenders
-    claim: Claim
-    develop: ChartMeta | None
-    develop_sha: str
-    develop_label: str
-    rivals: tuple[Rival, ...]
-    verdict: Verdict
-    practice: BumpRule | None = None  # read only for a verdict that depends on it
 
 
 def assess(ctx: ChartContext) -> Assessment | None:

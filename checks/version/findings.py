@@ -19,7 +19,7 @@ from bot.versions.claims import (
 from bot.versions.semver import parse_version
 
 if TYPE_CHECKING:
-    from checks.version.check import Assessment
+    from checks.version.assessment import Assessment
 
 NAME = "version"
 # How many changed content files a missing-bump message lists before "and N more".

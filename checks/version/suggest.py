@@ -14,7 +14,7 @@ from checks.kit.suggest import propose, with_value
 from checks.version.findings import app_habit
 
 if TYPE_CHECKING:
-    from checks.version.check import Assessment
+    from checks.version.assessment import Assessment
 
 # The verdicts whose fix is the suggested version. Not a race: either PR may keep the version, and
 # which one moves is the release manager's call.

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.errors import UsageError
 from bot.cli.open_prs import discover_open_prs
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from bot.model.chart_files import content_paths, find_charts
 from bot.model.config import Config, VersionConfig

@@ -15,9 +15,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from bot.action.api import ACTIONS_LOGIN
 from bot.app.github.app import AppCredentials, GitHubApp
 from bot.app.review_pull import review_pull
-from bot.cli.action_github import ACTIONS_LOGIN
 from bot.git.repo import GitRepo
 from bot.model.context import no_links
 from bot.render.cache import RenderCache
@@ -60,7 +60,7 @@ class ActionRun:
 
 def _run(env: dict[str, str]) -> ActionRun:
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli.action"],
+        [sys.executable, "-m", "bot.cli", "action"],
         env=env,
         cwd=ROOT,
         capture_output=True,

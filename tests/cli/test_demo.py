@@ -21,8 +21,8 @@ from bot.cli.demo import (
     run,
     scenarios,
 )
-from bot.cli.errors import UsageError
 from bot.cli.report_writer import ReportWriter
+from bot.errors import UsageError
 from bot.model.context import no_links
 from checks import REGISTRY
 from tests.support.report_schema import validated

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.errors import UsageError
 from bot.cli.links import NOT_LINKED, local_resolver, parse_link
+from bot.errors import UsageError
 from bot.model.context import OpenPR
 from tests.support.gitbuilder import GitBuilder
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.cli.errors import UsageError
-from bot.cli.values_args import parse_set, typed, values_override
+from bot.charts.helm_set import parse_set, typed, values_override
+from bot.errors import UsageError
 from tests.cli.test_cli import cli
 from tests.cli.test_replay import on_a_terminal
 from tests.support.charts import chart_files

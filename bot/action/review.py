@@ -6,7 +6,7 @@ through the App's CheckRunPublisher.
 Degrade, never vanish: where GitHub refuses the check runs (403: a fork's read-only token, or a
 workflow without `checks: write`), the review still runs, its findings become workflow annotations,
 and the comments are still tried where the token may write them; a refused comment is one notice.
-The job summary, the outputs and the report files are written either way (bot/cli/action.py), and
+The job summary, the outputs and the report files are written either way (bot/action/run.py), and
 the exit status follows `fail-on`."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 from github import GithubException
 
+from bot.action.api import FORBIDDEN
+from bot.action.checkout import fetch_commits
+from bot.action.env import ActionInputs
+from bot.action.output import print_annotations, print_notice
 from bot.app.github.app import PullState, RepoClient
 from bot.app.link_policy import Home, LinkOpener
 from bot.app.review_pull import CheckRunPublisher, begun_runs, config_layout, failure_reason
 from bot.charts.profiles import NO_OVERRIDE, ValuesOverride
-from bot.cli.action_env import ActionInputs
-from bot.cli.action_git import fetch_commits
-from bot.cli.action_github import FORBIDDEN
-from bot.cli.action_output import print_annotations, print_notice
 from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.git.repo import GitRepo
 from bot.model.config import CheckRunLayout, Config, ConfigError
@@ -65,7 +65,7 @@ class ActionReview:
     inputs: ActionInputs
     engine: Engine
     read_only: bool  # a refused check run is expected (a fork's token), not a setup mistake
-    links: LinkOpener  # the other repositories its references name (bot/cli/action_links.py)
+    links: LinkOpener  # the other repositories its references name (bot/action/links.py)
     values: ValuesOverride = NO_OVERRIDE  # the `values`, `set` and `set-string` inputs, read
 
 

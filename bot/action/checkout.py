@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.cli.action_env import ActionSetupError
+from bot.action.env import ActionSetupError
 from bot.git.repo import GitError, GitRepo
 from bot.git.shallow import is_shallow
 

@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from bot.app.github.app import PullState
-from bot.cli.report_writer import FORMATS
 from bot.errors import ChartReviewError
 from bot.kube.capabilities import CapabilitiesError, parse_api_versions, parse_kube_version
 from bot.model.config import CONFIG_PATH
+from bot.report.exit_status import FAIL_ON
+from bot.report.text import FORMATS
 
 # The events whose payload is a PR: `pull_request_target` runs with the base's workflow and a
 # write token even for forks, `pull_request` with the PR's own and, from a fork, a read-only one.
 PR_EVENTS = ("pull_request", "pull_request_target")
-FAIL_ON_CHOICES = ("failure", "warning", "never")
+FAIL_ON_CHOICES = tuple(FAIL_ON)
 DEFAULT_API_URL = "https://api.github.com"
 # GitHub hands Dependabot's `pull_request` runs a read-only token, as it does a fork's.
 READ_ONLY_ACTORS = frozenset({"dependabot[bot]"})

@@ -1,5 +1,5 @@
 """Where the Action keeps its install, and the key it is cached by: run by action.yml's first step
-as `python3 bot/cli/action_install.py`, before the package is installed, so the standard library
+as `python3 bot/action/install.py`, before the package is installed, so the standard library
 only.
 
 The install is a virtual environment keyed by what the action's ref names (a digest of the files

@@ -11,18 +11,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
+from bot.action.env import ActionEnv, ActionSetupError
+from bot.charts.helm_set import parse_set, read_values_file
 from bot.charts.profiles import ValuesOverride
-from bot.cli.action_env import ActionEnv, ActionSetupError
-from bot.cli.errors import UsageError
-from bot.cli.report_writer import ReportWriter
-from bot.cli.values_args import parse_set, read_values_file
 from bot.engine.review import ReviewResult
+from bot.errors import UsageError
 from bot.model.report import Report, Severity, counts
 from bot.report.annotations import escape_data, workflow_commands
 from bot.report.bodies import fit
 from bot.report.diff_section import diff_plain
 from bot.report.markdown import Section, to_markdown
 from bot.report.sarif import category
+from bot.report.text import report_text
 
 REPORT_NAME = "chart-review-report.json"
 # The whole rendered diff, as `chart-review review --diff` prints it, beside the report: a comment
@@ -94,14 +94,16 @@ def write_formatted(
     if path is None:
         return outputs
     scope = category(env.inputs.charts, env.inputs.profiles)
-    writer = ReportWriter(env.inputs.format, sections, sarif_category=scope)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # `output-file: results/chart-review.sarif`
     except OSError as exc:
         raise ActionSetupError(
             f"{path.parent}: cannot make the directory ({exc.strerror})"
         ) from None
-    _write(path, writer.text(result), append=False)
+    text = report_text(
+        result.report, env.inputs.format, sections, result.context.head.text, sarif_category=scope
+    )
+    _write(path, text, append=False)
     return replace(outputs, output_file=path)
 
 

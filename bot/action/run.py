@@ -1,5 +1,4 @@
-"""`chart-review action`: the GitHub Action's entry point (action.yml runs it), also
-`python -m bot.cli.action`.
+"""`chart-review action`: the GitHub Action's entry point (action.yml runs it).
 
 It reads what the runner hands a step (the event payload, GITHUB_* and the action's INPUT_*),
 reviews the PR of a `pull_request` / `pull_request_target` event on the job's checkout, publishes
@@ -13,21 +12,17 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from github import GithubException
 
-from bot.app.github.app import PullState, RepoClient
-from bot.app.settings import render_limits
-from bot.charts.profiles import ValuesOverride
-from bot.cli.action_env import ActionEnv, ActionSetupError, read_env, read_event, read_only_expected
-from bot.cli.action_git import open_checkout, require_commits
-from bot.cli.action_github import FORBIDDEN, pacing, token_client
-from bot.cli.action_links import token_links
-from bot.cli.action_output import (
+from bot.action.api import FORBIDDEN, pacing, token_client
+from bot.action.checkout import open_checkout, require_commits
+from bot.action.env import ActionEnv, ActionSetupError, read_env, read_event, read_only_expected
+from bot.action.links import token_links
+from bot.action.output import (
     action_values,
     report_path,
     write_formatted,
@@ -35,14 +30,16 @@ from bot.cli.action_output import (
     write_report,
     write_step_summary,
 )
-from bot.cli.action_review import ActionReview, review_and_publish
-from bot.cli.main import exit_status
-from bot.cli.main import main as cli_main
+from bot.action.review import ActionReview, review_and_publish
+from bot.app.github.app import PullState, RepoClient
+from bot.app.settings import render_limits
+from bot.charts.profiles import ValuesOverride
 from bot.engine.review import Engine, ReviewResult
 from bot.git.mirror import Mirrors
 from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
+from bot.report.exit_status import exit_status
 from checks import REGISTRY
 
 UNAUTHORIZED, NOT_FOUND = 401, 404
@@ -124,11 +121,3 @@ def _github_refusal(env: ActionEnv, exc: GithubException) -> str:
         )
     message = exc.data.get("message") if isinstance(exc.data, dict) else None
     return f"GitHub answered {exc.status}: {message or 'no message'}"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return cli_main(["action", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 
 from github import Github
 
+from bot.action.env import ActionSetupError
 from bot.app.github.app import PER_PAGE, AppCredentials, retry_policy
 from bot.app.github.checks import AppIdentity
 from bot.app.github.repo import InstallationAuth, RepoClient
-from bot.cli.action_env import ActionSetupError
 from bot.report.inline import InlineComment, PostedComment
 
 # GitHub Actions' app on github.com (`GET /apps/github-actions`); its runs on a head are this

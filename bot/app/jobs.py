@@ -31,7 +31,6 @@ from bot.app.queue import CRASH_LIMIT, Busy, HueyJobQueue
 from bot.app.review_pull import Published, integration_branch_of, review_pull, target_config
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
-from bot.app.version_watch import claimants, claimed_versions
 from bot.git.mirror import Mirrors
 from bot.git.refs import Branch
 from bot.git.repo import GitRepo
@@ -43,6 +42,7 @@ from bot.render.deps.store import DependencyStore
 from bot.render.sandbox import SandboxedHelm
 from bot.report.bodies import CheckRunOutput
 from bot.versions.board import board_markdown, build_board
+from bot.versions.watch import claimants, claimed_versions
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,25 @@
-"""Which open PRs a version claim touches: what the worker re-checks when a claim moves."""
+"""Which open PRs a version claim touches: what the worker re-checks when a claim moves (the
+worker only enqueues those re-checks and publishes them; the claims are computed here)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
-from bot.app.github.app import PullState
 from bot.charts.selection import chart_meta
 from bot.git.repo import GitRepo
+
+
+class OpenHead(Protocol):
+    """An open PR as the worker lists it: its number and the head it claims from."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def head_sha(self) -> str: ...
+
+
+PR = TypeVar("PR", bound=OpenHead)
 
 
 def claimed_versions(git: GitRepo, base: str, head: str) -> list[tuple[str, str]]:
@@ -25,13 +38,13 @@ def claimed_versions(git: GitRepo, base: str, head: str) -> list[tuple[str, str]
 
 
 def claimants(
-    git: GitRepo, versions: Iterable[tuple[str, str]], open_prs: Sequence[PullState], exclude: int
-) -> list[PullState]:
+    git: GitRepo, versions: Iterable[tuple[str, str]], open_prs: Sequence[PR], exclude: int
+) -> list[PR]:
     """The open PRs (other than `exclude`) whose head gives one of the charts one of `versions`."""
     wanted = set(versions)
     if not wanted:
         return []
-    found = []
+    found: list[PR] = []
     for pr in open_prs:
         if pr.number == exclude or not git.resolve(pr.head_sha):
             continue

@@ -118,7 +118,11 @@ def publish_seconds(calls: list[RequestRecord]) -> float:
 
 def _action(env: dict[str, str], code: Path) -> int:
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli.action"], env=env, cwd=code, capture_output=True, text=True
+        [sys.executable, "-m", "bot.cli", "action"],
+        env=env,
+        cwd=code,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"the action failed ({proc.returncode}):\n{proc.stderr[-3000:]}")

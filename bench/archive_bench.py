@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.engine.chart.schemas import archive_verdict  # noqa: E402
+from bot.charts.schemas import archive_verdict  # noqa: E402
 from bot.tarball.headers import ArchiveRefused  # noqa: E402
 from bot.tarball.limits import LIMITS  # noqa: E402
 from bot.tarball.reader import Budget, members  # noqa: E402
@@ -43,7 +43,7 @@ from tests.support.gitbuilder import GitBuilder  # noqa: E402
 from tests.support.tarballs import empty_members, subchart  # noqa: E402
 
 VENDORED = "app/charts/redis-1.0.0.tgz"
-# How the schema rule (bot/engine/chart/schemas.py), which the caps leave as it was, says why.
+# How the schema rule (bot/charts/schemas.py), which the caps leave as it was, says why.
 SCHEMA_REASONS = (
     "names a document outside the schema",
     "moves the base that references resolve against",

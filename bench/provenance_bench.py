@@ -36,13 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from all_charts_bench import RecordingRenderer  # noqa: E402
 
 import bot.engine.chart_windows as chart_windows  # noqa: E402
-from bot.engine.check import Registry  # noqa: E402
-from bot.engine.manifests import clear_parse_cache  # noqa: E402
 from bot.engine.provenance import profiles_of  # noqa: E402
-from bot.engine.report import Finding  # noqa: E402
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
 from bot.lru import clear_all  # noqa: E402
+from bot.model.check import Registry  # noqa: E402
+from bot.model.manifests import clear_parse_cache  # noqa: E402
+from bot.model.report import Finding  # noqa: E402
 from bot.render.base import Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
 from bot.render.embedded import EmbeddedHelm  # noqa: E402

@@ -56,13 +56,13 @@ import helm_work  # noqa: E402
 from all_charts_bench import RecordingRenderer, children_cpu  # noqa: E402
 from cold_bench import cold_ratios  # noqa: E402
 
+from bot.charts.renders import RENDER_WORKERS  # noqa: E402
 from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
-from bot.engine.chart.renders import RENDER_WORKERS  # noqa: E402
-from bot.engine.context import Context, OpenPR  # noqa: E402
-from bot.engine.manifests import clear_parse_cache  # noqa: E402
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
 from bot.lru import clear_all  # noqa: E402
+from bot.model.context import Context, OpenPR  # noqa: E402
+from bot.model.manifests import clear_parse_cache  # noqa: E402
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm  # noqa: E402

@@ -9,3 +9,7 @@ from __future__ import annotations
 
 class ChartReviewError(Exception):
     """Something about the input (arguments, refs, config, charts) that the user can fix."""
+
+
+class UsageError(ChartReviewError):
+    """Bad input from the command line's arguments or the Action's inputs: one line, exit 2."""

@@ -1,6 +1,6 @@
 """The registry of checks. Adding a check is adding a module and a line to REGISTRY.
 
-A check is `run(ctx) -> list[Finding]` (bot/engine/check.py). Per-chart checks run once per chart
+A check is `run(ctx) -> list[Finding]` (bot/model/check.py). Per-chart checks run once per chart
 under review with a `ChartContext`; repository checks run once with the `Context` (even when no
 chart changed). The edge (CLI, worker, demo) hands REGISTRY to the engine, which never imports
 this package.
@@ -11,7 +11,7 @@ into the render threads, cost ~30% more CPU there and saved no wall time."""
 
 from __future__ import annotations
 
-from bot.engine.check import Registry
+from bot.model.check import Registry
 from checks import lint, render, version
 from checks.comments import check as comments
 from checks.duplicates import check as duplicates

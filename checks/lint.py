@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bot.engine.chart.files import read_chart_meta
-from bot.engine.check import Check
-from bot.engine.context import (
+from bot.git.objects import Tree
+from bot.model.chart_files import read_chart_meta
+from bot.model.check import Check
+from bot.model.context import (
     LINT_CHECK,
     ChartContext,
     ChartRenders,
@@ -23,8 +24,7 @@ from bot.engine.context import (
     LintSeverity,
     Rendered,
 )
-from bot.engine.report import Finding, Severity
-from bot.git.objects import Tree
+from bot.model.report import Finding, Severity
 from checks.kit.delta import Issue, compare
 
 NAME = LINT_CHECK

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from bot.engine.chart.files import CI_VALUES_SUFFIX, DEFAULT_PROFILE, find_charts, read_chart_meta
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, ChartRenders, RenderError
-from bot.engine.report import NOT_REVIEWED, Finding, Severity
+from bot.model.chart_files import CI_VALUES_SUFFIX, DEFAULT_PROFILE, find_charts, read_chart_meta
+from bot.model.check import Check
+from bot.model.context import ChartContext, ChartRenders, RenderError
+from bot.model.report import NOT_REVIEWED, Finding, Severity
 
 NAME = "render"
 # Addresses and temp paths differ between two renders of the same broken template.

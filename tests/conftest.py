@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite: one fake GitHub, started once, reset for every test."""
+"""Fixtures shared by the whole suite: one fake GitHub, started once, reset for every test; every
+JSON report a test makes in this process held to the report's schema."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.support.helm_on_path import helm_on_path  # noqa: F401 - a fixture fo
 from tests.support.listener import listener  # noqa: F401 - a fixture for every test
 from tests.support.logs import json_logs  # noqa: F401 - a fixture for every test
 from tests.support.oci_registry import auth_registry, hanging_registry, oci_registry  # noqa: F401
+from tests.support.report_schema import watching_reports
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +25,24 @@ def dependency_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "dependency-store"
     monkeypatch.setenv("CHART_REVIEW_DEPENDENCY_CACHE", str(root))
     return root
+
+
+@pytest.fixture(scope="session")
+def _reports_refused() -> Iterator[list[str]]:
+    with watching_reports() as refused:
+        yield refused
+    assert not refused, refused  # written after the last test's teardown
+
+
+@pytest.fixture(autouse=True)
+def reports_match_their_schema(_reports_refused: list[str]) -> Iterator[None]:
+    """Fails the test, at its teardown, that wrote a JSON report bot/report/schema/report-1.json
+    refuses (tests/support/report_schema.py): the schema is the report's public description. A
+    report a module's fixture wrote counts against the first test that used it."""
+    yield
+    refused, _reports_refused[:] = list(_reports_refused), []
+    if refused:
+        pytest.fail("a report broke bot/report/schema/report-1.json:\n" + "\n".join(refused))
 
 
 @pytest.fixture(scope="session")

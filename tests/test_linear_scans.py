@@ -28,8 +28,9 @@ import pytest
 
 from bot import codespans, textlines, textsearch
 from bot.codespans import _RUN_RE, blank_code_spans, code_spans
-from bot.engine import markdown_safe
-from bot.engine.markdown_safe import (
+from bot.lru import clear_all
+from bot.model import markdown_safe
+from bot.model.markdown_safe import (
     _ATX_START_RE,
     _ENTITY_RE,
     _HIDDEN_RE,
@@ -38,7 +39,6 @@ from bot.engine.markdown_safe import (
     inline,
     prose,
 )
-from bot.lru import clear_all
 from bot.textlines import _YAML_BREAK_RE, capped_lines, git_line, git_lines
 from bot.textsearch import find_token
 from checks.duplicates import keywords
@@ -359,7 +359,7 @@ SCANS: list[Scan] = [
     # checks/kit/template_lines.py: a template's lines
     anchored("match", NAME_RE, _spaced_name, "name: ", "name:#"),
     anchored("match", _DASH, " ", "- ", "-\t"),
-    # bot/engine/markdown_safe.py
+    # bot/model/markdown_safe.py
     finditer(_HIDDEN_RE, "\x00", "a"),
     finditer(_ENTITY_RE, "&#", "&a", "&#x", "&"),
     anchored("match", _ORDERED_ITEM_RE, "1", "1."),

@@ -7,16 +7,12 @@ config) is left to the worker, which reads it when the job runs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from bot.app.jobspec import Command, CommandJob, Job, RecheckJob, RepoRef, ReviewJob
-
-# A command is the comment's whole first line, Prow-style: anchored at the start, nothing after the
-# optional sub-command but whitespace. "/chart-review please" or "/chart-review-foo" is prose.
-COMMAND_RE = re.compile(r"^/chart-review(?:[ \t]+(?P<command>run|help))?[ \t]*$", re.IGNORECASE)
+from bot.app.commands import parse_command
+from bot.app.jobspec import CommandJob, Job, RecheckJob, RepoRef, ReviewJob
 
 # Draft PRs are reviewed too: authors open drafts precisely to get early feedback, and the review
 # only posts check runs and one sticky comment, so it is cheap to keep current.
@@ -104,15 +100,6 @@ def is_bot(user: object) -> bool:
     if not isinstance(user, Mapping):
         return False
     return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
-
-
-def parse_command(body: str) -> Command | None:
-    """The command on the comment's first line, or None when that line is not one."""
-    first_line = body.split("\n", 1)[0].rstrip("\r")
-    match = COMMAND_RE.match(first_line)
-    if match is None:
-        return None
-    return cast(Command, (match["command"] or "run").lower())
 
 
 def route_pull_request(payload: Mapping[str, Any], delivery: str) -> Routed:

@@ -1,5 +1,5 @@
-"""The comment command's words, and how often the bot writes them: the help text, the refusal to
-a user without permission, and the caps on both.
+"""The comment command, whole: its pattern (what the receiver routes), who may run it, its words
+(the help text, the refusal to a user without permission), and how often the bot writes them.
 
 Anyone who can comment on a PR can type a command, and each answer in words is a comment the bot
 posts, so the answers are capped (README, "Comment commands"):
@@ -14,15 +14,20 @@ chart_review_commands_total{command,outcome}.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
-from bot.app.jobspec import CommandJob
+from bot.app.jobspec import Command, CommandJob
 from bot.app.metrics import Metrics
 from bot.app.store import Store
 
 log = logging.getLogger(__name__)
 
+# A command is the comment's whole first line, Prow-style: anchored at the start, nothing after the
+# optional sub-command but whitespace. "/chart-review please" or "/chart-review-foo" is prose.
+COMMAND_RE = re.compile(r"^/chart-review(?:[ \t]+(?P<command>run|help))?[ \t]*$", re.IGNORECASE)
+# Who may run it: the permissions GitHub names for a collaborator who can push.
 WRITERS = frozenset({"admin", "maintain", "write"})
 HELP = """\
 chart-review commands (write the command as the first line of a PR comment):
@@ -111,3 +116,12 @@ def claim_reply(store: Store, job: CommandJob, kind: str) -> tuple[list[str], st
 def count(metrics: Metrics | None, job: CommandJob, outcome: str) -> None:
     if metrics is not None:
         metrics.command(job.command, outcome)
+
+
+def parse_command(body: str) -> Command | None:
+    """The command on the comment's first line, or None when that line is not one."""
+    first_line = body.split("\n", 1)[0].rstrip("\r")
+    match = COMMAND_RE.match(first_line)
+    if match is None:
+        return None
+    return cast(Command, (match["command"] or "run").lower())

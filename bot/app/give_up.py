@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from bot.app.github.app import RepoClient
-from bot.app.publish import SUMMARY_MARKER, CheckRunOutput
+from bot.report.bodies import SUMMARY_MARKER, CheckRunOutput
 
 log = logging.getLogger(__name__)
 

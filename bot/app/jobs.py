@@ -27,22 +27,22 @@ from bot.app.link_access import AuthorAccess
 from bot.app.links import Installation, installation_resolver
 from bot.app.logs import log_context
 from bot.app.metrics import Metrics
-from bot.app.publish import CheckRunOutput
 from bot.app.queue import CRASH_LIMIT, Busy, HueyJobQueue
 from bot.app.review_pull import Published, integration_branch_of, review_pull, target_config
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
-from bot.app.version_watch import claimants, claimed_versions
-from bot.engine.rivals import branch_name
 from bot.git.mirror import Mirrors
 from bot.git.refs import Branch
 from bot.git.repo import GitRepo
+from bot.model.rivals import branch_name
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import HelmFetcher
 from bot.render.deps.store import DependencyStore
 from bot.render.sandbox import SandboxedHelm
+from bot.report.bodies import CheckRunOutput
 from bot.versions.board import board_markdown, build_board
+from bot.versions.watch import claimants, claimed_versions
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.engine.config import LinksConfig
-from bot.engine.context import RepoResolver
-from bot.engine.links import NOT_READABLE, link_key
+from bot.model.config import LinksConfig
+from bot.model.context import RepoResolver
+from bot.model.links import NOT_READABLE, link_key
 
 # The roles GitHub's collaborator permission API names that include reading the repository; any
 # other answer (none, a 404, an error) is no access: the rule fails closed.

@@ -5,7 +5,7 @@ What may be read is bot/app/link_policy.py's rule; everything is read with the t
 own installation, never another's. A repository is looked up (one GET with that token, and for a
 private one the App's installation on it, then the PR author's permission on it) before anything
 in it is read: its contents, its mirror and its open PRs only once the rule says yes. Any other
-answer is the one sentence of bot/engine/links.py, whatever the cause, which the headings check
+answer is the one sentence of bot/model/links.py, whatever the cause, which the headings check
 reports as "not checked" — never a pass, and nothing else about that repository.
 """
 
@@ -20,12 +20,12 @@ from bot.app.github.app import GitHubApp, RepoClient, RepoInfo
 from bot.app.link_access import AuthorAccess
 from bot.app.link_policy import Home, LinkOpener, Visibility, unreadable_reason
 from bot.app.review_pull import integration_branch_of
-from bot.engine.config import LinksConfig
-from bot.engine.context import LinkedRepo, RepoResolver
-from bot.engine.links import NOT_READABLE, bounded, link_key
-from bot.engine.rivals import branch_name
 from bot.git.mirror import MirrorError, Mirrors, MirrorTooLarge
 from bot.git.repo import GitRepo
+from bot.model.config import LinksConfig
+from bot.model.context import LinkedRepo, RepoResolver
+from bot.model.links import NOT_READABLE, bounded, link_key
+from bot.model.rivals import branch_name
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.app.github.app import PullState, RepoClient
-from bot.app.inline import has_inline, inline_plan
 from bot.app.link_policy import Home, LinkOpener
-from bot.app.publish import CheckRunOutput, failed_output, worst
-from bot.app.run_layout import check_run_outputs, layout_of, run_names, summary_comment
-from bot.engine.config import (
+from bot.engine.review import Engine, ReviewInput, ReviewResult
+from bot.errors import ChartReviewError
+from bot.git.refs import Branch, integration_branch
+from bot.git.repo import GitRepo
+from bot.model.config import (
     CONFIG_PATH,
     ONE_RUN,
     CheckRunLayout,
@@ -26,16 +27,15 @@ from bot.engine.config import (
     layout_of_text,
     parse_config,
 )
-from bot.engine.context import PullRequestInfo, RepoResolver
-from bot.engine.ct_config import NO_CT, CtConfigError, load_ct_config
-from bot.engine.report import Report
-from bot.engine.review import Engine, ReviewInput, ReviewResult
-from bot.errors import ChartReviewError
-from bot.git.refs import Branch, integration_branch
-from bot.git.repo import GitRepo
+from bot.model.context import PullRequestInfo, RepoResolver
+from bot.model.ct_config import NO_CT, CtConfigError, load_ct_config
+from bot.model.report import Report
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import DependencyFetcher
+from bot.report.bodies import CheckRunOutput, failed_output, worst
+from bot.report.inline import has_inline, inline_plan
+from bot.report.run_layout import check_run_outputs, layout_of, run_names, summary_comment
 from checks import REGISTRY
 
 log = logging.getLogger(__name__)

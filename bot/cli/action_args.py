@@ -1,4 +1,4 @@
-"""`chart-review action`'s arguments. Apart from bot/cli/action.py so that registering it costs
+"""`chart-review action`'s arguments. Apart from bot/action/run.py so that registering it costs
 the command line nothing: the App's GitHub stack is imported only when the action runs."""
 
 from __future__ import annotations
@@ -23,6 +23,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.cli.action import run_action
+    from bot.action.run import run_action
 
     return run_action(args)

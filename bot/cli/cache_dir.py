@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot.cli.errors import UsageError
+from bot.errors import UsageError
 from bot.render.cache import RenderCache
 
 

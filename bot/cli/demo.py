@@ -23,13 +23,13 @@ from typing import Any, Protocol
 
 import yaml
 
-from bot.cli.errors import UsageError
 from bot.cli.links import REPO_NAME_RE, local_resolver
 from bot.cli.report_writer import ReportWriter
-from bot.engine.check import Registry
-from bot.engine.context import OpenPR, PullRequestInfo, RepoResolver, no_links
 from bot.engine.review import Engine, ReviewInput, ReviewResult
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
+from bot.model.check import Registry
+from bot.model.context import OpenPR, PullRequestInfo, RepoResolver, no_links
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 

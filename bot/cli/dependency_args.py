@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from bot.cli.errors import UsageError
+from bot.errors import UsageError
 from bot.render.deps.fetcher import HelmFetcher
 from bot.render.deps.policy import Access
 from bot.render.deps.repo_config import RepositoryConfigError, load_repository_config

@@ -7,12 +7,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from bot.cli.errors import UsageError
 from bot.cli.open_prs import DEFAULT_DISCOVERY, Discovery, open_pull_requests
-from bot.engine.context import LinkedRepo, OpenPR, RepoResolver
-from bot.engine.rivals import branch_name
+from bot.errors import UsageError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
+from bot.model.context import LinkedRepo, OpenPR, RepoResolver
+from bot.model.rivals import branch_name
 
 LINK_USAGE = "--link OWNER/NAME=PATH[@REF]"
 REPO_NAME_RE = re.compile(r"^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$")

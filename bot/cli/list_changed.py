@@ -7,12 +7,12 @@ import argparse
 import sys
 from typing import Any
 
-from bot.cli.errors import UsageError
-from bot.engine.chart.files import chart_file
-from bot.engine.chart.selection import chart_dirs
-from bot.engine.ct_config import load_ct_config
+from bot.charts.selection import chart_dirs
+from bot.errors import UsageError
 from bot.git import shallow
 from bot.git.repo import GitRepo
+from bot.model.chart_files import chart_file
+from bot.model.ct_config import load_ct_config
 
 HELP = "print the chart directories the change from the merge base of --base to --head touches"
 EXIT_OK = 0

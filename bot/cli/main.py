@@ -22,7 +22,6 @@ from bot.cli import replay as replay_cli
 from bot.cli import versions as versions_cli
 from bot.cli.cache_dir import open_cache
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
-from bot.cli.errors import UsageError
 from bot.cli.links import local_resolver, parse_link
 from bot.cli.open_prs import (
     add_discovery_arguments,
@@ -32,39 +31,38 @@ from bot.cli.open_prs import (
     head_number,
 )
 from bot.cli.progress import chart_progress
-from bot.cli.report_writer import FORMATS, ReportWriter
-from bot.cli.sarif import category
+from bot.cli.report_writer import ReportWriter
 from bot.cli.values_args import add_values_arguments, override_from
-from bot.engine.config import CONFIG_PATH, parse_config
-from bot.engine.context import PullRequestInfo
-from bot.engine.ct_config import load_ct_config
 from bot.engine.publisher import Publisher
-from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
-from bot.errors import ChartReviewError
+from bot.errors import ChartReviewError, UsageError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitRepo
 from bot.git.repo import close_all as close_repositories
 from bot.kube.capabilities import parse_api_versions, parse_kube_version
+from bot.model.config import CONFIG_PATH, parse_config
+from bot.model.context import PullRequestInfo
+from bot.model.ct_config import load_ct_config
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from bot.render.sandbox import SandboxedHelm
+from bot.report.exit_status import (
+    EXIT_ERROR,
+    EXIT_INTERNAL,
+    FAIL_ON,
+    exit_status,
+)
+from bot.report.sarif import category
+from bot.report.text import FORMATS
 from bot.review_process import tune_for_reviews
 from checks import REGISTRY
 
-EXIT_OK, EXIT_FAILURE, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 # The top-level modules of pyproject.toml's `app` extra: what `serve` and `worker` need beyond
 # the command line's packages.
 APP_EXTRA = frozenset({"fastapi", "uvicorn", "huey", "prometheus_client", "redis"})
 APP_EXTRA_INSTALL = "pip install 'chart-review-bot[app]'"
 PROG = "chart-review"
 INTERNAL_ERROR = "internal error, please report it with the traceback above: {error}"
-# `--fail-on`: the severities that make `review` exit 1. Notices never do.
-FAIL_ON = {
-    "failure": frozenset({Severity.FAILURE}),
-    "warning": frozenset({Severity.FAILURE, Severity.WARNING}),
-    "never": frozenset(),
-}
 
 
 class _Version(argparse.Action):
@@ -270,13 +268,6 @@ def run_review(args: argparse.Namespace) -> int:
     )
     writer.publish(result)
     return exit_status(result.report, args.fail_on)
-
-
-def exit_status(report: Report, fail_on: str = "failure") -> int:
-    """What `review` exits with once the report is out: 1 when a finding is as severe as
-    `--fail-on` asks."""
-    failing = FAIL_ON[fail_on]
-    return EXIT_FAILURE if any(f.severity in failing for f in report.findings) else EXIT_OK
 
 
 def add_demo(sub: argparse._SubParsersAction) -> None:

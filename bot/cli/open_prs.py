@@ -52,10 +52,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bot.cli.errors import UsageError
-from bot.engine.chart.files import find_charts, in_chart
-from bot.engine.context import OpenPR
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
+from bot.model.chart_files import find_charts, in_chart
+from bot.model.context import OpenPR
 from bot.versions.claims import pr_number
 
 OPEN_PR_ARG_RE = re.compile(r"^(\d+)=(.+)$")

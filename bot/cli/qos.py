@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from bot.engine.manifests import Document, ManifestError, documents_from_text
 from bot.errors import ChartReviewError
+from bot.model.manifests import Document, ManifestError, documents_from_text
 from checks.qos.check import classify
 
 PROG = "chart-review"

@@ -11,19 +11,19 @@ from typing import Any
 import yaml
 
 from bot.app.settings import render_limits
+from bot.charts.fetching import ReviewFetch
+from bot.charts.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
+from bot.charts.renders import ChartSource, RenderSettings, render_chart
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
-from bot.cli.errors import UsageError
 from bot.cli.values_args import add_values_arguments, override_from
-from bot.engine.chart.fetching import ReviewFetch
-from bot.engine.chart.files import chart_file
-from bot.engine.chart.renders import ChartSource, RenderSettings, render_chart
-from bot.engine.config import CONFIG_PATH, Config, parse_config
-from bot.engine.context import Rendered
-from bot.engine.manifests import Document
-from bot.engine.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
 from bot.kube.capabilities import Capabilities, parse_api_versions, parse_kube_version
+from bot.model.chart_files import chart_file
+from bot.model.config import CONFIG_PATH, Config, parse_config
+from bot.model.context import Rendered
+from bot.model.manifests import Document
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from checks import REGISTRY
@@ -84,7 +84,7 @@ def render_one(
     override: ValuesOverride = NO_OVERRIDE,
 ) -> Rendered:
     """The render the review would make of the chart at `tree`: the same profiles, values,
-    capabilities, sandbox and archive (bot/engine/chart/renders.py), of the head side only, with
+    capabilities, sandbox and archive (bot/charts/renders.py), of the head side only, with
     the command line's --values / --set on the profile as `review` applies them."""
     chart = args.chart.strip("/") or "."
     if tree.read(chart_file(chart)) is None:
@@ -139,7 +139,7 @@ class _NoChart(GitTree):
 
 
 class _Dumper(yaml.SafeDumper):
-    """Parsed documents share identical parts (bot/engine/manifests.py): written out whole, never
+    """Parsed documents share identical parts (bot/model/manifests.py): written out whole, never
     as YAML anchors and aliases, which `helm template` never prints."""
 
     def ignore_aliases(self, data: Any) -> bool:

@@ -19,9 +19,10 @@ from datetime import UTC, datetime
 from functools import partial
 
 from bot.app.settings import render_limits
+from bot.charts.profiles import NO_OVERRIDE, ValuesOverride
+from bot.charts.selection import owning_chart
 from bot.cli.cache_dir import open_cache
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
-from bot.cli.errors import UsageError
 from bot.cli.replay_report import (
     VERDICT_ICON,
     ReplayRow,
@@ -31,14 +32,12 @@ from bot.cli.replay_report import (
 )
 from bot.cli.report_writer import write_output
 from bot.cli.values_args import add_values_arguments, override_from
-from bot.engine.chart.files import find_charts
-from bot.engine.chart.selection import owning_chart
-from bot.engine.context import PullRequestInfo
-from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
 from bot.engine.review import Engine, ReviewInput
-from bot.errors import ChartReviewError
+from bot.errors import ChartReviewError, UsageError
 from bot.git.history import MergedChange, chart_dirs_named, merged_changes
 from bot.git.repo import GitRepo
+from bot.model.chart_files import find_charts
+from bot.model.context import PullRequestInfo
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from checks import REGISTRY

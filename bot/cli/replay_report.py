@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.markdown_safe import cell, cell_code, inline
-from bot.engine.report import SCHEMA_VERSION, Report, Severity
 from bot.git.history import MergedChange
+from bot.model.markdown_safe import cell, cell_code, inline
+from bot.model.report import SCHEMA_VERSION, Report, Severity
 
 # A row's verdict, worst first: the review could not run; a failure; a chart it could not review;
 # a warning; nothing to say.

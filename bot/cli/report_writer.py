@@ -9,17 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.cli.annotations import github_text
-from bot.cli.errors import UsageError
-from bot.cli.sarif import category, sarif_text
-from bot.engine.diff_section import diff_plain
-from bot.engine.markdown import Section, to_markdown
-from bot.engine.markdown_safe import inline
 from bot.engine.review import ReviewResult
-
-EXPLAIN_HEADING = "\n### Considered and left alone\n\n"
-# Every `--format` of `review`: for people, the stable JSON report, code scanning, workflow annotations.
-FORMATS = ("markdown", "json", "sarif", "github")
+from bot.errors import UsageError
+from bot.report.diff_section import diff_plain
+from bot.report.markdown import Section
+from bot.report.sarif import category
+from bot.report.text import report_text
 
 
 @dataclass(frozen=True)
@@ -29,7 +24,7 @@ class ReportWriter:
     output: str | None = None  # a file; None → stdout
     explain: bool = False
     diff: bool = False  # `--diff`: the rendered diff as plain text, in place of the report
-    sarif_category: str = category()  # SARIF's automationDetails.id (bot/cli/sarif.py)
+    sarif_category: str = category()  # SARIF's automationDetails.id (bot/report/sarif.py)
 
     def publish(self, result: ReviewResult) -> None:
         if self.on_terminal():
@@ -56,20 +51,15 @@ class ReportWriter:
         show(console, report_blocks(result.report, self.sections, explanations))
 
     def text(self, result: ReviewResult) -> str:
-        if self.diff:
-            return diff_plain(result.report)
-        if self.fmt == "json":
-            return result.report.to_json_text()
-        if self.fmt == "sarif":
-            titles = {s.name: s.title for s in self.sections}
-            return sarif_text(result.report, titles, result.context.head.text, self.sarif_category)
-        if self.fmt == "github":
-            return github_text(result.report)
-        text = to_markdown(result.report, self.sections)
-        if self.explain and result.explanations:
-            shown = (f"- {inline(line)}" for line in result.explanations)  # PR text, one line each
-            text += EXPLAIN_HEADING + "\n".join(shown) + "\n"
-        return text
+        return report_text(
+            result.report,
+            self.fmt,
+            self.sections,
+            result.context.head.text,
+            result.explanations if self.explain else (),
+            self.diff,
+            self.sarif_category,
+        )
 
 
 def write_output(text: str, output: str | None) -> None:

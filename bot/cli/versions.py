@@ -6,14 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from bot.cli.errors import UsageError
 from bot.cli.open_prs import add_discovery_arguments, discover_open_prs, discovery_from
-from bot.engine.config import CONFIG_PATH, parse_config
-from bot.engine.ct_config import NO_CT, load_ct_config
-from bot.engine.rivals import branch_name
-from bot.errors import ChartReviewError
+from bot.errors import ChartReviewError, UsageError
 from bot.git.refs import integration_branch
 from bot.git.repo import GitError, GitRepo
+from bot.model.config import CONFIG_PATH, parse_config
+from bot.model.ct_config import NO_CT, load_ct_config
+from bot.model.rivals import branch_name
 from bot.versions.board import board_json_text, board_markdown, build_board
 
 EXIT_OK, EXIT_USAGE = 0, 2

@@ -16,18 +16,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.engine.chart.renders import PendingChart, RenderSettings, render_error_entries
-from bot.engine.chart.selection import chart_meta
-from bot.engine.check import Check, Registry
-from bot.engine.context import DUPLICATES_CHECK, ChartRenders, Context, OpenPR
-from bot.engine.other_renders import OtherRenders, changed_profiles, other_renders
+from bot.charts.other_renders import OtherRenders, changed_profiles, other_renders
+from bot.charts.renders import PendingChart, RenderSettings, render_error_entries
+from bot.charts.selection import chart_meta
 from bot.engine.provenance import ProvenanceBudget, attribute_values
-from bot.engine.rendered_diff import rendered_diffs
-from bot.engine.report import NOT_REVIEWED, ChartSummary, Finding
 from bot.engine.subcharts import attribute_subcharts
 from bot.engine.suggestions import Budget, verify_suggestions
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
+from bot.model.check import Check, Registry
+from bot.model.context import DUPLICATES_CHECK, ChartRenders, Context, OpenPR
+from bot.model.rendered_diff import rendered_diffs
+from bot.model.report import NOT_REVIEWED, ChartSummary, Finding
 from bot.render.base import RENDER_WORKERS
 from bot.render.probe import AssumedCapabilities
 

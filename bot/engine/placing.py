@@ -9,12 +9,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from bot.engine.check import Registry
-from bot.engine.context import ChartRenders, Context, Rendered
-from bot.engine.manifests import pod_spec
-from bot.engine.origin import find_document
-from bot.engine.report import Finding, Origin, ValuesLine
-from bot.engine.suggestion import KEY, REFUSED
+from bot.model.check import Registry
+from bot.model.context import ChartRenders, Context, Rendered
+from bot.model.manifests import pod_spec
+from bot.model.origin import find_document
+from bot.model.report import Finding, Origin, ValuesLine
+from bot.model.suggestion import KEY, REFUSED
 
 log = logging.getLogger(__name__)
 

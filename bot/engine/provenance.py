@@ -5,7 +5,7 @@ Most chart PRs change values, not templates, and a finding on the template line 
 value sits outside the PR's diff. So for the profiles with a failure or warning on a rendered field
 (`finding.origin`), the chart is rendered once more at head with every key the PR changed in the
 profile's values (the chart's `values.yaml`, the profile's values file; a subchart's values are its
-parent's, under its name) carrying a marker of its own (bot/engine/values_marks.py), and the field
+parent's, under its name) carrying a marker of its own (bot/charts/values_marks.py), and the field
 is read there: the key whose marker it carries set it. One extra render per such profile, whatever
 the number of keys or findings; none where the PR changed no values of the profile.
 
@@ -21,17 +21,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.engine.chart.renders import ChartSource, PendingChart, RenderSettings, start_chart
-from bot.engine.check import Registry
-from bot.engine.context import ChartRenders, Context, Rendered
-from bot.engine.origin import MISSING, field_value
+from bot.charts.profiles import ValuesOverride
+from bot.charts.renders import ChartSource, PendingChart, RenderSettings, start_chart
+from bot.charts.values_live import live_keys
+from bot.charts.values_marks import landed, overlay
 from bot.engine.placing import Outcome, clipped, code, profiles_of, rewritten
-from bot.engine.profiles import ValuesOverride
-from bot.engine.report import Finding, Severity, ValuesLine
 from bot.engine.suggestions import Absent
-from bot.engine.values_keys import ChangedKey
-from bot.engine.values_live import live_keys
-from bot.engine.values_marks import landed, overlay
+from bot.model.check import Registry
+from bot.model.context import ChartRenders, Context, Rendered
+from bot.model.origin import MISSING, field_value
+from bot.model.report import Finding, Severity, ValuesLine
+from bot.model.values_keys import ChangedKey
 
 log = logging.getLogger(__name__)
 

@@ -10,19 +10,27 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from bot.engine.chart.fetching import ReviewFetch
-from bot.engine.chart.renders import (
+from bot.charts.fetching import ReviewFetch
+from bot.charts.profiles import NO_OVERRIDE, ValuesOverride
+from bot.charts.read_ahead import read_ahead
+from bot.charts.renders import (
     ChartSource,
     PendingChart,
     RenderSettings,
     renders_in_order,
     start_chart,
 )
-from bot.engine.chart.selection import chart_dirs
+from bot.charts.selection import chart_dirs
 from bot.engine.chart_windows import CHARTS_CHECKED_TOGETHER, ChartsChecked, windows
-from bot.engine.check import Check, Registry
-from bot.engine.config import CONFIG_PATH, Config, parse_config
-from bot.engine.context import (
+from bot.errors import ChartReviewError
+from bot.git import shallow
+from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
+from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
+from bot.git.repo import GitRepo
+from bot.kube.capabilities import Capabilities
+from bot.model.check import Check, Registry
+from bot.model.config import CONFIG_PATH, Config, parse_config
+from bot.model.context import (
     LINT_CHECK,
     ChartContext,
     Context,
@@ -31,23 +39,15 @@ from bot.engine.context import (
     RepoResolver,
     no_links,
 )
-from bot.engine.ct_config import NO_CT, CtConfig, load_ct_config
-from bot.engine.profiles import NO_OVERRIDE, ValuesOverride
-from bot.engine.read_ahead import read_ahead
-from bot.engine.report import (
+from bot.model.ct_config import NO_CT, CtConfig, load_ct_config
+from bot.model.report import (
     CRASHED,
     Finding,
     Report,
     Severity,
     sort_findings,
 )
-from bot.engine.rivals import branch_name, comparable_prs
-from bot.errors import ChartReviewError
-from bot.git import shallow
-from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
-from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
-from bot.git.repo import GitRepo
-from bot.kube.capabilities import Capabilities
+from bot.model.rivals import branch_name, comparable_prs
 from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import DependencyFetcher, HelmFetcher

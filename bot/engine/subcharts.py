@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from bot.engine.context import ChartRenders
-from bot.engine.report import Finding
+from bot.model.context import ChartRenders
+from bot.model.report import Finding
 
 
 def attribute_subcharts(

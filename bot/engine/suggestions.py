@@ -13,13 +13,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from bot.engine.chart.renders import ChartSource, PendingChart, RenderSettings, start_chart
-from bot.engine.check import Registry
-from bot.engine.context import ChartContext, ChartRenders, Context
-from bot.engine.patched import PatchedRepo
-from bot.engine.report import Finding, Severity
-from bot.engine.suggestion import KEY, REFUSED, Suggestion, identity
+from bot.charts.patched import PatchedRepo
+from bot.charts.renders import ChartSource, PendingChart, RenderSettings, start_chart
 from bot.git.tree import GitTree
+from bot.model.check import Registry
+from bot.model.context import ChartContext, ChartRenders, Context
+from bot.model.report import Finding, Severity
+from bot.model.suggestion import KEY, REFUSED, Suggestion, identity
 
 log = logging.getLogger(__name__)
 

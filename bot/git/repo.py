@@ -2,7 +2,7 @@
 
 Everything goes through `git` itself: one long-lived `cat-file --batch` per repository for blobs,
 tree listings and ref lookups, and plain commands for the rest (diffs, merge bases, logs). Turning a
-chart directory into an archive for Helm is bot/engine/chart/archive.py's job."""
+chart directory into an archive for Helm is bot/charts/archive.py's job."""
 
 from __future__ import annotations
 
@@ -12,20 +12,20 @@ import subprocess
 import threading
 from collections.abc import Collection, Iterator, Sequence, Sized
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from bot.errors import ChartReviewError
 from bot.git.diff import DIFF_FORMAT, parse_diff
 from bot.git.fork_points import ForkPoint, fork_points
 from bot.git.history import LOG_FORMAT, LogEntry, parse_first_parent_log
 from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
+from bot.git.subtree import Subtree, subtrees
 from bot.git.tree import Entry, GitTree, Level, parse_tree
 from bot.lru import BoundedCache
 from bot.textlines import git_lines
 
-if TYPE_CHECKING:
-    from bot.git.subtree import Subtree
-
+# 2100-01-01T00:00Z: git's dates end before it (its tm_to_time_t reads years 1970-2099).
+GIT_DATES_END = 4_102_444_800
 # Requests go to the long-lived `cat-file` in chunks that fit in a pipe's buffer (64 KiB on Linux),
 # so writing one never waits on git, which may be writing replies that are only read afterwards.
 _BATCH_CHUNK_BYTES = 16 << 10
@@ -221,8 +221,6 @@ class GitRepo:
     ) -> dict[str, Subtree]:
         """`directory` at each commit, without listing the commits' other files; the files named
         in `read` (relative to the directory) are read at once (bot/git/subtree.py)."""
-        from bot.git.subtree import subtrees  # it builds on this module's listings
-
         return subtrees(self, directory, commits, read)
 
     def first_parent_positions(
@@ -423,11 +421,17 @@ class GitRepo:
         self, rev: str, since: int | None = None, max_count: int | None = None
     ) -> list[LogEntry]:
         """`rev`'s first-parent history, newest first, each commit with the paths it changed
-        against its first parent (a merge's too), in one `git log`."""
+        against its first parent (a merge's too), in one `git log`; with `since`, the commits
+        committed at or after it."""
         args = [*_FIRST_PARENT_PATHS]
-        args += [f"--since=@{since}"] if since is not None else []
+        # git reads no date from 2100 on and then ignores --since, listing everything: the
+        # entries are held to `since` here whatever git did, its --since only saving the walk.
+        args += [f"--since=@{since}"] if since is not None and since < GIT_DATES_END else []
         args += [f"--max-count={max_count}"] if max_count is not None else []
-        return parse_first_parent_log(self._run(*args, LOG_FORMAT, "--end-of-options", rev).stdout)
+        entries = parse_first_parent_log(
+            self._run(*args, LOG_FORMAT, "--end-of-options", rev).stdout
+        )
+        return entries if since is None else [e for e in entries if e.date >= since]
 
     def first_parent_changes(self, rev: str, depth: int, path: str) -> list[LogEntry]:
         """What `first_parent_log(rev, max_count=depth)` lists of the commits that change files

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.git.repo import GitRepo
-from bot.git.tree import Entry, readable
+from bot.git.tree import Entry, TreeObjects, readable
 from bot.lru import BoundedCache
 
 _NOTHING: dict[str, Entry] = {}
@@ -27,7 +26,7 @@ class Subtree:
 
     def __init__(
         self,
-        repo: GitRepo,
+        repo: TreeObjects,
         commit: str,
         directory: str,
         tree_id: str | None,
@@ -102,7 +101,7 @@ class Subtree:
 
 
 def subtrees(
-    repo: GitRepo, directory: str, commits: Sequence[str], read: Sequence[str] = ()
+    repo: TreeObjects, directory: str, commits: Sequence[str], read: Sequence[str] = ()
 ) -> dict[str, Subtree]:
     """`directory` at each commit: the commits' trees in one `cat-file` batch, each level of
     directories on the way in one more, the directory's top level, and the files named in `read`
@@ -124,7 +123,7 @@ def subtrees(
     return found
 
 
-def read_differences(repo: GitRepo, pairs: Sequence[tuple[str | None, str | None]]) -> None:
+def read_differences(repo: TreeObjects, pairs: Sequence[tuple[str | None, str | None]]) -> None:
     """Reads the trees `changed_since` walks between each pair of directory trees (before, after),
     a level at a time for every pair at once: one `cat-file` request a level, where walking each
     pair alone asks for two trees at a time. Remembered by the repository."""
@@ -147,7 +146,9 @@ def _subtree_id(entry: Entry | None) -> str | None:
     return entry.oid if entry is not None and entry.kind == "tree" else None
 
 
-def _diff(repo: GitRepo, before: str | None, after: str | None, lead: str, out: list[str]) -> None:
+def _diff(
+    repo: TreeObjects, before: str | None, after: str | None, lead: str, out: list[str]
+) -> None:
     if before == after:
         return
     old = repo.level(before) if before else _NOTHING

@@ -8,10 +8,7 @@ when something asks for every path. Tree objects are read through the repository
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:
-    from bot.git.repo import GitRepo
+from typing import NamedTuple, Protocol
 
 SYMLINK, SUBMODULE, TREE_MODE = "120000", "160000", "040000"  # git tree modes
 KINDS = {TREE_MODE: "tree", SUBMODULE: "commit"}
@@ -81,14 +78,31 @@ def readable(entry: Entry | None) -> str | None:
 _UNSEEN: Level = {}
 
 
+class TreeObjects(Protocol):
+    """What a view of a commit's files reads of the object store (GitRepo is one): tree objects a
+    level at a time and blobs, each remembered by id. Declared here, not imported from the
+    repository, so that the views stand below it."""
+
+    def root_tree(self, commit: str) -> str | None: ...
+    def root_trees(self, commits: Sequence[str]) -> list[str | None]: ...
+    def directory_trees(self, commits: Sequence[str], directory: str) -> list[str | None]: ...
+    def level(self, tree: str) -> Level: ...
+    def levels(self, trees: list[str]) -> list[Level]: ...
+    def blob(self, oid: str) -> bytes: ...
+    def blobs(self, oids: list[str]) -> list[bytes]: ...
+    def file_paths_under(self, tree: str, lead: str = "") -> tuple[str, ...]: ...
+    def dirs_holding(self, tree: str, name: str) -> tuple[str, ...]: ...
+    def paths_between(self, a: str, b: str) -> frozenset[str] | None: ...
+
+
 class GitTree:
-    """The files of a repository at one commit (the `Tree` protocol of bot.engine.context).
+    """The files of a repository at one commit (the `Tree` protocol of bot.model.context).
 
     Lookups walk the directories they name, each read once (a review asks tens of thousands, most
     in a few directories); `paths(prefix)` lists the directory's tree, and only `paths()` of the
     whole tree lists every file."""
 
-    def __init__(self, repo: GitRepo, commit: str) -> None:
+    def __init__(self, repo: TreeObjects, commit: str) -> None:
         self.repo = repo
         self.commit = commit
         self._dirs: dict[str, Level | None] = {}

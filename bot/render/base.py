@@ -19,7 +19,7 @@ from bot.textlines import git_lines
 # Helm renders outside the GIL (a ctypes call, or a render process), so one profile renders while
 # another's YAML is parsed; the sandbox keeps one render process per worker.
 RENDER_WORKERS = max(2, min(4, os.cpu_count() or 2))
-# The archive's top directory (bot/engine/chart/archive.py): files Helm's loader names are given under it, so
+# The archive's top directory (bot/charts/archive.py): files Helm's loader names are given under it, so
 # they map to the repository like template names do (`<chart>/templates/x.yaml`).
 ARCHIVE_ROOT = "chart"
 # Helm names the template and line in its messages: `(client/templates/x.yaml:12:3)`, `x.yaml:1:13`.

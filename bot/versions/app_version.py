@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.engine.chart.files import ChartMeta, chart_file, read_chart_meta
 from bot.git.objects import GitView, Tree
 from bot.lru import BoundedCache
+from bot.model.chart_files import ChartMeta, chart_file, read_chart_meta
 from bot.versions.practice import (
     MIN_EVIDENCE,
     RECENT_CHANGES,

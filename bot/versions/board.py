@@ -12,12 +12,12 @@ from typing import Any
 
 import semver
 
-from bot.engine.chart.files import ChartMeta, read_chart_meta
-from bot.engine.chart.selection import reviewable_dirs
-from bot.engine.context import OpenPR
-from bot.engine.ct_config import NO_CT, CtConfigError, load_ct_config
-from bot.engine.markdown_safe import cell, code, inline
+from bot.charts.selection import reviewable_dirs
 from bot.git.objects import GitView
+from bot.model.chart_files import ChartMeta, read_chart_meta
+from bot.model.context import OpenPR
+from bot.model.ct_config import NO_CT, CtConfigError, load_ct_config
+from bot.model.markdown_safe import cell, code, inline
 from bot.versions.claims import Claim, Status, Verdict, open_claims, pr_label, rivals_of, verdict
 from bot.versions.semver import parse_version
 

@@ -12,7 +12,10 @@ from typing import Literal, Protocol, runtime_checkable
 
 import semver
 
-from bot.engine.chart.files import (
+from bot.git.fork_points import ForkPoint
+from bot.git.objects import OBJECT_ID_RE, Commit, GitView, Tree
+from bot.lru import BoundedCache
+from bot.model.chart_files import (
     CHART_FILE,
     HELMIGNORE,
     ChartMeta,
@@ -22,10 +25,7 @@ from bot.engine.chart.files import (
     in_chart,
     read_chart_meta,
 )
-from bot.engine.context import OpenPR
-from bot.git.fork_points import ForkPoint
-from bot.git.objects import OBJECT_ID_RE, Commit, GitView, Tree
-from bot.lru import BoundedCache
+from bot.model.context import OpenPR
 from bot.versions.semver import (
     bump_level,
     coerce_version,

@@ -18,11 +18,11 @@ import fnmatch
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from bot.engine.chart.files import dir_prefix
-from bot.engine.ci.tooling import release_tools, version_guards
-from bot.engine.ct_config import VersionGate, version_gates
 from bot.git.history import LogEntry
 from bot.git.objects import Tree
+from bot.model.chart_files import dir_prefix
+from bot.model.ci.tooling import release_tools, version_guards
+from bot.model.ct_config import VersionGate, version_gates
 from bot.versions.rule import CONFIG_FILE, Basis, BumpRule, Level
 
 PER_CHANGE, AT_RELEASE = "per-change", "at-release"

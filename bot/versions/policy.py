@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.engine.chart.files import read_chart_meta
-from bot.engine.ci.tooling import pages_branch
 from bot.git.objects import GitView, Tree
+from bot.model.chart_files import read_chart_meta
+from bot.model.ci.tooling import pages_branch
 from bot.versions.declared import declared_rule
 from bot.versions.practice import FirstParentHistory, chart_history, learned_rule
 from bot.versions.releases import ReleaseState, release_state

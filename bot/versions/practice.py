@@ -26,18 +26,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from bot.engine.chart.files import (
+from bot.git.history import LogEntry
+from bot.git.objects import GitView, Tree
+from bot.git.shallow import FIX as UNSHALLOW_FIX
+from bot.git.shallow import is_shallow
+from bot.lru import BoundedCache
+from bot.model.chart_files import (
     HELMIGNORE,
     chart_file,
     content_paths,
     in_chart,
     read_chart_meta,
 )
-from bot.git.history import LogEntry
-from bot.git.objects import GitView, Tree
-from bot.git.shallow import FIX as UNSHALLOW_FIX
-from bot.git.shallow import is_shallow
-from bot.lru import BoundedCache
 from bot.versions.rule import Basis, BumpRule, Level
 from bot.versions.semver import parse_version
 

@@ -26,9 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from bot.engine.chart.files import read_chart_meta
 from bot.git.objects import GitView
 from bot.lru import BoundedCache
+from bot.model.chart_files import read_chart_meta
 from bot.versions.semver import parse_version
 
 MAX_INDEX_BYTES = 32 * 1024 * 1024

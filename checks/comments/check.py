@@ -17,9 +17,9 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any, NamedTuple
 
-from bot.engine.check import Check
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding, Severity
+from bot.model.check import Check
+from bot.model.context import ChartContext
+from bot.model.report import Finding, Severity
 from checks.comments.fields import FieldChange, changes
 from checks.comments.lines import (
     Comment,

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.manifests import Document
+from bot.model.manifests import Document
 from checks.kit.containers import Container, containers, mapping, render_workloads
 
 PROBES = {"livenessProbe": "liveness", "readinessProbe": "readiness", "startupProbe": "startup"}

@@ -6,7 +6,7 @@ before either is reviewed costs nothing.
 of the same file in both PRs' diffs against their merge bases with the target. Or the same rendered
 change: an object changed the same way on the same profile, measured from this review's base,
 whatever text got there (checks/duplicates/objects.py; the engine renders a few other PRs for it,
-bot/engine/other_renders.py). A shared hunk whose rendered effect differs, where the other PR was
+bot/charts/other_renders.py). A shared hunk whose rendered effect differs, where the other PR was
 rendered, is weaker evidence: a notice. A PR stacked on the other carries its changes without
 duplicating them, so it is left alone. Another PR whose chart tree the pre-check refused (an archive
 past the reader's caps, a link leaving the chart) was not rendered: it is left out of the
@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.engine.chart.files import read_chart_meta
-from bot.engine.check import Check
-from bot.engine.context import DUPLICATES_CHECK, Context, OpenPR, PullRequestInfo
-from bot.engine.report import Finding, Severity
+from bot.model.chart_files import read_chart_meta
+from bot.model.check import Check
+from bot.model.context import DUPLICATES_CHECK, Context, OpenPR, PullRequestInfo
+from bot.model.report import Finding, Severity
 from bot.textlines import git_lines
 from checks.duplicates.hunks import Hunk, hunks
 from checks.duplicates.keywords import IssueRef, closing_issues
@@ -70,7 +70,7 @@ def run(ctx: Context) -> list[Finding]:
 
 
 def refused(ctx: Context) -> dict[OpenPR, tuple[str, str]]:
-    """The open PRs whose chart tree the pre-check refused (bot/engine/other_renders.py): each
+    """The open PRs whose chart tree the pre-check refused (bot/charts/other_renders.py): each
     with the chart and why."""
     found = {}
     for pr in ctx.open_prs:

@@ -17,7 +17,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from bot.engine.chart.files import BUMP_LINE_RE as VERSION_LINE
+from bot.model.chart_files import BUMP_LINE_RE as VERSION_LINE
 from bot.textlines import git_lines
 
 CHART_FILE = "Chart.yaml"

@@ -1,9 +1,9 @@
 """The rendered version of "the same change": an object of a chart changed the same way on the same
 profile by two PRs, whatever text got them there (one edits values.yaml, the other the template).
 
-Both changes are measured from one base (bot/engine/other_renders.py renders the other PR's head
+Both changes are measured from one base (bot/charts/other_renders.py renders the other PR's head
 against this review's base), so the same object diff means the same object before and after. The
-diff is the rendered diff's own (bot/engine/rendered_diff.py), with the noise the config's `diff:`
+diff is the rendered diff's own (bot/model/rendered_diff.py), with the noise the config's `diff:`
 names left out; an object whose change is only the chart's version or appVersion spelled into it
 (an image tag, a label the config keeps) is the version check's race, not a duplicate."""
 
@@ -14,12 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.engine.chart.files import ChartMeta, read_chart_meta
-from bot.engine.config import DiffConfig
-from bot.engine.context import ChartRenders, Context, OpenPR, Rendered
-from bot.engine.diff_noise import fields_pattern
-from bot.engine.rendered_diff import CHANGED, profile_diff
 from bot.git.objects import Tree
+from bot.model.chart_files import ChartMeta, read_chart_meta
+from bot.model.config import DiffConfig
+from bot.model.context import ChartRenders, Context, OpenPR, Rendered
+from bot.model.diff_noise import fields_pattern
+from bot.model.rendered_diff import CHANGED, profile_diff
 from bot.textlines import git_lines
 
 # A rendered diff says what changed from here on; what it writes instead (too large, too deep to

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.engine.chart.files import in_chart
-from bot.engine.context import OpenPR
 from bot.git.objects import GitView, Tree
+from bot.model.chart_files import in_chart
+from bot.model.context import OpenPR
 from bot.versions.claims import BatchGit, ChartDir
 
 
@@ -37,7 +37,7 @@ def touched(
 ) -> Touched:
     """For every open PR not yet in `target`, the files among `paths` it changed. `charts`: the
     chart directories the paths are in, whose trees at every PR's head and fork point the review
-    read ahead (bot/engine/read_ahead.py)."""
+    read ahead (bot/charts/read_ahead.py)."""
     wanted = tuple(dict.fromkeys(paths))
     if not wanted or not prs:
         return {}

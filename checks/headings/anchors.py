@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.engine.context import Context, OpenPR
-from bot.engine.report import Finding, Severity
 from bot.git.objects import ChangedFile, GitView
+from bot.model.context import Context, OpenPR
+from bot.model.report import Finding, Severity
 from bot.textlines import git_lines
 from checks.headings.files import TreeFiles
 from checks.headings.index import tree_index

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.engine.check import Check
-from bot.engine.context import Context
-from bot.engine.report import Finding, Severity
+from bot.model.check import Check
+from bot.model.context import Context
+from bot.model.report import Finding, Severity
 from bot.textlines import MAX_LINE_CHARS
 from checks.headings.anchors import review_anchors
 from checks.headings.files import TreeFiles

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.engine.report import Finding, Severity
+from bot.model.report import Finding, Severity
 
 CHECK_NAME = "headings"
 SEVERITY = {

@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.engine.context import Context, PullRequestInfo
 from bot.git.objects import ChangedFile, Tree
+from bot.model.context import Context, PullRequestInfo
 from bot.textlines import git_lines
 from checks.headings.files import (
     TreeFiles,

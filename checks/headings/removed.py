@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.engine.context import Context
-from bot.engine.report import Finding
+from bot.model.context import Context
+from bot.model.report import Finding
 from checks.headings.files import TreeFiles
 from checks.headings.messages import MESSAGES, finding
 from checks.headings.removals import (

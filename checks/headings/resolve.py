@@ -6,9 +6,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from bot.engine.context import Context, LinkedRepo, OpenPR, RepoResolver
-from bot.engine.links import bounded
 from bot.git.objects import GitView
+from bot.model.context import Context, LinkedRepo, OpenPR, RepoResolver
+from bot.model.links import bounded
 from checks.headings.files import TreeFiles
 from checks.headings.refs import FileRef, Reference
 from checks.headings.text import Heading

@@ -1,14 +1,14 @@
 """The containers of a rendered pod spec, with their role, as the checks read them.
 
 A render's workloads and containers are found once, by the engine as it parses the render
-(`pod_templates` in bot/engine/manifests.py); these are the checks' names for them."""
+(`pod_templates` in bot/model/manifests.py); these are the checks' names for them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from bot.engine.manifests import (
+from bot.model.manifests import (
     ROLE_CONTAINER,
     ROLE_INIT,
     Container,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.engine.report import Finding, Origin, Severity
+from bot.model.report import Finding, Origin, Severity
 
 PREEXISTING = " Already so at base, so not this PR's doing."
 TITLE_PREEXISTING = "{title} on {profiles} (already at base)"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.engine.context import Context
-from bot.engine.report import Finding
-from bot.engine.suggestion import Suggestion, with_suggestion
+from bot.model.context import Context
+from bot.model.report import Finding
+from bot.model.suggestion import Suggestion, with_suggestion
 from bot.textlines import git_lines
 
 # `key: value  # comment`, the value plain or quoted: what a one-value edit keeps around the value.

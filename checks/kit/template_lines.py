@@ -2,7 +2,7 @@
 
 Templates are not YAML until rendered, so this reads them as indented text: a block is the lines
 indented deeper than the line that opens it, template directives (`{{ ... }}`) not ending it.
-(A candidate for `bot/engine/manifests.py`, next to `container_name_line`, once that file is free.)"""
+(A candidate for `bot/model/manifests.py`, next to `container_name_line`, once that file is free.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot.engine.manifests import container_name_line, find_line
+from bot.model.manifests import container_name_line, find_line
 from bot.textlines import git_lines
 from checks.kit.containers import LIST_KEYS
 

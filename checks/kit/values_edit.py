@@ -14,11 +14,11 @@ from typing import Any
 
 import yaml
 
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding, ValuesLine
-from bot.engine.yaml import bounded
-from bot.engine.yaml.errors import YAML_FAILURES
 from bot.lru import BoundedCache
+from bot.model.context import ChartContext
+from bot.model.report import Finding, ValuesLine
+from bot.model.yaml import bounded
+from bot.model.yaml.errors import YAML_FAILURES
 from bot.textlines import git_lines
 from checks.kit.suggest import block_end, indent, propose, with_value
 

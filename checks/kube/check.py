@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, Rendered
-from bot.engine.manifests import Document
-from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from bot.lru import IdentitiesMemo
+from bot.model.check import Check
+from bot.model.context import ChartContext, Rendered
+from bot.model.manifests import Document
+from bot.model.report import Finding, Severity
 from checks.kit.delta import Issue, compare
 from checks.kube.compiled import Checker
 from checks.kube.crds import Crds, chart_crds

@@ -18,17 +18,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.manifests import Document
-from bot.engine.yaml import bounded
-from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 from bot.lru import BoundedCache, IdentitiesMemo
+from bot.model.manifests import Document
+from bot.model.yaml import bounded
+from bot.model.yaml.errors import YAML_FAILURES
 from checks.kube.compiled import Checker, Compiler
 
 CRD_API = "apiextensions.k8s.io/v1"  # v1beta1 CRDs are served by no Kubernetes the check targets
 MAX_DEPTH = 48
 # A `crds/` file past this is not read: the engine's cap for the files it reads CRDs from
-# (bot/engine/profiles.py's MAX_VALUES_BYTES), which the render layer below it also holds.
+# (bot/charts/profiles.py's MAX_VALUES_BYTES), which the render layer below it also holds.
 MAX_CRD_FILE_BYTES = 5 * 1024 * 1024
 # Kept as the CRD says them: these check a value in time linear in it.
 _KEPT = (

@@ -13,13 +13,13 @@ from fnmatch import fnmatchcase
 from functools import partial
 from typing import Any, NamedTuple
 
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, Rendered
-from bot.engine.manifests import Document, pod_spec
-from bot.engine.origin import container_origin
-from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
 from bot.lru import IdentityMemo
+from bot.model.check import Check
+from bot.model.context import ChartContext, Rendered
+from bot.model.manifests import Document, pod_spec
+from bot.model.origin import container_origin
+from bot.model.report import Finding, Severity
 from bot.textlines import git_lines
 from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare

@@ -7,8 +7,8 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding
+from bot.model.context import ChartContext
+from bot.model.report import Finding
 from bot.textlines import git_lines
 from checks.kit.containers import pod_containers
 from checks.kit.suggest import propose, scalar, with_value

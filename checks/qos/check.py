@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, ChartRenders, Rendered
-from bot.engine.report import Finding
+from bot.model.check import Check
+from bot.model.context import ChartContext, ChartRenders, Rendered
+from bot.model.report import Finding
 from checks.qos.classes import Cause, PodQoS, QoSClass, pod_qos
 from checks.qos.compare import PodView, changes, classify, pods
 from checks.qos.findings import bad_quantity_finding, change_finding, profile_finding, quota_finding

@@ -8,7 +8,7 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
-from bot.engine.quantity import format_quantity
+from bot.kube.quantity import format_quantity
 from checks.qos.pod import (
     COMPUTE,
     ROLE_POD,

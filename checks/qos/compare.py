@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from bot.engine.manifests import Document
-from bot.engine.random_names import named_at_random
 from bot.lru import IdentityMemo
+from bot.model.manifests import Document
+from bot.model.random_names import named_at_random
 from checks.kit.containers import render_workloads
 from checks.qos import memo as qos_memo
 from checks.qos.classes import PodQoS, QoSClass

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.engine.manifests import container_name_line
-from bot.engine.origin import container_origin
-from bot.engine.report import Finding, Origin, Severity
 from bot.git.objects import Tree
+from bot.model.manifests import container_name_line
+from bot.model.origin import container_origin
+from bot.model.report import Finding, Origin, Severity
 from bot.textlines import git_lines
 from checks.kit.template_lines import container_line, key_pattern, kind_line, nested_line
 from checks.qos.classes import Cause, QoSClass

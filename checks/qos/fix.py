@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from bot.engine.quantity import format_quantity
+from bot.kube.quantity import format_quantity
 from checks.qos.classes import QoSClass
 from checks.qos.compare import PodView
 from checks.qos.pod import COMPUTE, MEMORY, ROLE_POD, Requirements, positive_compute

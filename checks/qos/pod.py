@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from bot.engine.quantity import QuantityError, parse_quantity
+from bot.kube.quantity import QuantityError, parse_quantity
 
 CPU, MEMORY = "cpu", "memory"
 COMPUTE = (CPU, MEMORY)  # only these two decide a QoS class; hugepages and the rest never do

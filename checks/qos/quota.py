@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.manifests import Document, pod_spec
+from bot.model.manifests import Document, pod_spec
 from checks.qos.classes import QoSClass
 from checks.qos.compare import PodView
 from checks.qos.pod import ROLE_POD, Requirements

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.engine.markdown_safe import cell, inline
-from bot.engine.report import CRASHED, Finding, icon
+from bot.model.markdown_safe import cell, inline
+from bot.model.report import CRASHED, Finding, icon
 from checks.qos.fix import fix_sentence
 
 TABLE_HEAD = "| profile | workload | base | head | why |\n| --- | --- | --- | --- | --- |"

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding
+from bot.model.context import ChartContext
+from bot.model.report import Finding
 from bot.textlines import git_lines
 from checks.kit.suggest import TEMPLATED, block_end, indent, propose
 from checks.kit.template_lines import ListItem, container_item, container_items

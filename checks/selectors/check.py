@@ -11,11 +11,11 @@ import re
 from collections.abc import Sequence
 from functools import partial
 
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, Rendered
-from bot.engine.manifests import Document, find_line
-from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
+from bot.model.check import Check
+from bot.model.context import ChartContext, Rendered
+from bot.model.manifests import Document, find_line
+from bot.model.report import Finding, Severity
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import key_pattern, kind_line, nested_line
 from checks.selectors.controllers import running_pods, runtime_only

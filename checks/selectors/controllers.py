@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.engine.manifests import Document
+from bot.model.manifests import Document
 from checks.selectors.labels import IN, Pod, Selector
 
 POD_NAME = "statefulset.kubernetes.io/pod-name"

@@ -2,7 +2,7 @@
 the selector an object must match pods with, the kubectl selectors in its scripts.
 
 Read once per distinct object: profiles and sides render mostly the same YAML, which parses to the
-very same mapping (bot/engine/yaml/blocks.py), so a chart's Services, budgets and scripts are read once for
+very same mapping (bot/model/yaml/blocks.py), so a chart's Services, budgets and scripts are read once for
 every render that repeats them rather than once per render."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from bot.engine.manifests import Document, pod_labels, pod_spec
 from bot.lru import IdentityMemo
+from bot.model.manifests import Document, pod_labels, pod_spec
 from checks.kit.containers import containers, mapping
 from checks.selectors.labels import Selector, from_label_selector, from_map, labels_of
 from checks.selectors.scripts import ScriptSelector, argv_selectors, kubectl_selectors

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.manifests import Document
+from bot.model.manifests import Document
 from checks.uid.scc import BUILTIN, BUILTIN_ROLE_PREFIX, Scc, string_set
 
 SCC_GROUP = "security.openshift.io"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.engine.manifests import Document
+from bot.model.manifests import Document
 from checks.uid.access import ServiceAccount, granted, may_use
 from checks.uid.scc import BUILTIN, RESTRICTED, Scc, rendered_sccs
 

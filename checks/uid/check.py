@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, ChartRenders, Rendered
-from bot.engine.manifests import Document
-from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
+from bot.model.check import Check
+from bot.model.context import ChartContext, ChartRenders, Rendered
+from bot.model.manifests import Document
+from bot.model.report import Finding, Severity
 from bot.textlines import git_lines
 from checks.kit.containers import Container, containers, mapping, render_workloads
 from checks.kit.delta import Issue, compare

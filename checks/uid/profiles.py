@@ -7,13 +7,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from bot.engine.config import ProfileSpec
-from bot.engine.context import Rendered
-from bot.engine.yaml import bounded
-from bot.engine.yaml.blocks import load_mappings
-from bot.engine.yaml.errors import YAML_FAILURES
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
+from bot.model.config import ProfileSpec
+from bot.model.context import Rendered
+from bot.model.yaml import bounded
+from bot.model.yaml.blocks import load_mappings
+from bot.model.yaml.errors import YAML_FAILURES
 from checks.uid.scc import SCC_KIND
 
 OPENSHIFT_KEY = "openshift"

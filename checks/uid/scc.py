@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.manifests import Document
+from bot.model.manifests import Document
 
 SCC_KIND = "SecurityContextConstraints"
 # What every authenticated service account may use on OpenShift 4.11+ when nothing else admits it.

@@ -3,8 +3,8 @@ literally (a UID from values is dropped in the values, not here)."""
 
 from __future__ import annotations
 
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding
+from bot.model.context import ChartContext
+from bot.model.report import Finding
 from bot.textlines import git_lines
 from checks.kit.suggest import propose, scalar
 

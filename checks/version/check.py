@@ -7,17 +7,15 @@ too; whether a missing bump is enforced comes from the repository's practice
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from bot.engine.chart.files import ChartMeta, read_chart_meta
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, ChartRenders, Context
-from bot.engine.report import Finding
+from bot.model.chart_files import read_chart_meta
+from bot.model.check import Check
+from bot.model.context import ChartContext, Context
+from bot.model.report import Finding
 from bot.versions.claims import (
     Claim,
-    Rival,
     Status,
-    Verdict,
     claim_between,
     open_claims,
     pr_label,
@@ -27,6 +25,7 @@ from bot.versions.claims import (
 from bot.versions.policy import bump_rule
 from bot.versions.rule import BumpRule
 from checks.version import findings
+from checks.version.assessment import Assessment
 from checks.version.suggest import suggest
 
 NAME = "version"
@@ -35,25 +34,13 @@ NAME = "version"
 BY_PRACTICE = frozenset({Status.MISSING_BUMP, Status.TAKEN, Status.RACE})
 
 
-@dataclass(frozen=True)
-class Assessment:
-    chart: ChartRenders
-    claim: Claim
-    develop: ChartMeta | None
-    develop_sha: str
-    develop_label: str
-    rivals: tuple[Rival, ...]
-    verdict: Verdict
-    practice: BumpRule | None = None  # read only for a verdict that depends on it
-
-
 def assess(ctx: ChartContext) -> Assessment | None:
     """The chart's claim at head and its verdict against the target's tip and the open PRs."""
     chart = ctx.chart
     ignore = ctx.config.version.ignore
     claim = _claim(ctx, chart.path)
     target = ctx.target
-    # The engine hands only the PRs into the same branch (bot/engine/rivals.py).
+    # The engine hands only the PRs into the same branch (bot/model/rivals.py).
     claims = open_claims(ctx.git, chart.path, ctx.open_prs, target.commit, ignore, ctx.head.commit)
     rivals = rivals_of(claims)
     develop = read_chart_meta(target, chart.path)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding, Severity
+from bot.model.context import ChartContext
+from bot.model.report import Finding, Severity
 from bot.versions.app_version import AppVersionHabit, app_version_habit
 from bot.versions.claims import (
     Origin,
@@ -19,7 +19,7 @@ from bot.versions.claims import (
 from bot.versions.semver import parse_version
 
 if TYPE_CHECKING:
-    from checks.version.check import Assessment
+    from checks.version.assessment import Assessment
 
 NAME = "version"
 # How many changed content files a missing-bump message lists before "and N more".

@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from bot.engine.context import ChartContext
-from bot.engine.report import Finding
+from bot.model.context import ChartContext
+from bot.model.report import Finding
 from bot.textlines import git_lines
 from bot.versions.claims import Status
 from checks.kit.suggest import propose, with_value
 from checks.version.findings import app_habit
 
 if TYPE_CHECKING:
-    from checks.version.check import Assessment
+    from checks.version.assessment import Assessment
 
 # The verdicts whose fix is the suggested version. Not a race: either PR may keep the version, and
 # which one moves is the release manager's call.

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from bot.engine.check import Check
-from bot.engine.context import ChartContext, Context
-from bot.engine.report import Finding, Severity
 from bot.git.objects import Tree
+from bot.model.check import Check
+from bot.model.context import ChartContext, Context
+from bot.model.report import Finding, Severity
 from bot.textlines import git_lines
 from checks.kit.delta import Issue, compare_files
 from checks.yaml.conf import Loaded, chart_schema, lint_config

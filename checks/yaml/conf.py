@@ -17,10 +17,10 @@ from typing import Any
 
 import yaml
 
-from bot.engine.yaml import bounded
-from bot.engine.yaml.errors import YAML_FAILURES, problem_at
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
+from bot.model.yaml import bounded
+from bot.model.yaml.errors import YAML_FAILURES, problem_at
 from bot.textlines import git_lines
 from checks.yaml.settings import CHART_SCHEMA, LINT_CONF, FileRef
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import yaml
 
-from bot.engine.yaml import bounded
-from bot.engine.yaml.errors import YAML_FAILURES
-from bot.engine.yaml.loader import LOADER
 from bot.lru import BoundedCache
+from bot.model.yaml import bounded
+from bot.model.yaml.errors import YAML_FAILURES
+from bot.model.yaml.loader import LOADER
 from checks.yaml.conf import Loaded
 
 MAX_LINT_BYTES = 1024 * 1024

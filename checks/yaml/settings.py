@@ -2,8 +2,8 @@
 yamllint and the Chart.yaml schema run, and with which files, from each run's flags, its `CT_*`
 environment and its config file, else ct's own defaults.
 
-The runs are the CI reader's (bot/engine/ci/ct_runs.py): the `ct lint` and `ct lint-and-install`
-runs that lint the chart are the ones whose version check bot/engine/ct_config.py's `version_gates`
+The runs are the CI reader's (bot/model/ci/ct_runs.py): the `ct lint` and `ct lint-and-install`
+runs that lint the chart are the ones whose version check bot/model/ct_config.py's `version_gates`
 reads, so they are taken from there. Read at the target branch, which the PR cannot change.
 
 Where ct finds `lintconf.yaml` and `chart_schema.yaml` when nothing names them (its config search):
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.engine.ci.ct_runs import CtRun, ct_runs, flag_true
-from bot.engine.ci.shell import UNKNOWN
-from bot.engine.ct_config import (
+from bot.git.objects import Tree
+from bot.model.ci.ct_runs import CtRun, ct_runs, flag_true
+from bot.model.ci.shell import UNKNOWN
+from bot.model.ct_config import (
     NO_CT,
     CtConfig,
     CtConfigError,
@@ -24,7 +25,6 @@ from bot.engine.ct_config import (
     parse_ct_config,
     version_gates,
 )
-from bot.git.objects import Tree
 
 LINT_CONF, CHART_SCHEMA = "lintconf.yaml", "chart_schema.yaml"
 LINTING = frozenset({"lint", "lint-and-install"})

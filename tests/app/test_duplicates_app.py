@@ -11,8 +11,8 @@ import pytest
 
 from bot.app.github.app import AppCredentials, GitHubApp
 from bot.app.review_pull import review_pull
-from bot.engine.context import no_links
 from bot.git.repo import GitRepo
+from bot.model.context import no_links
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from tests.support.charts import chart_files

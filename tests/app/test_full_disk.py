@@ -5,7 +5,6 @@ is deleted the next review, sync and delivery work. Needs root to mount; skipped
 from __future__ import annotations
 
 import errno
-import json
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from tests.support.charts import chart_files
 from tests.support.check_runs import family_verdicts
 from tests.support.fakegithub import FakeGitHub
 from tests.support.gitbuilder import GitBuilder
+from tests.support.report_schema import validated
 
 DISK_MB = 8
 CHUNK = 1 << 20
@@ -107,7 +107,7 @@ def review(repo: Path, cache_dir: Path) -> subprocess.CompletedProcess[str]:
 
 
 def qos_failures(proc: subprocess.CompletedProcess[str]) -> list[tuple[str, str, str]]:
-    report = json.loads(proc.stdout)
+    report = validated(proc.stdout)
     return [
         (f["rule"], f["profile"], f["subject"])
         for f in report["findings"]

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 
 from bot.app.github.app import AppCredentials, GitHubApp, PullState, RepoClient, RepoInfo
-from bot.app.inline import InlineComment, inline_comments
-from bot.app.publish import SUMMARY_MARKER, Annotation, CheckRunOutput, failed_output
-from bot.engine.report import Finding, Report, Severity
+from bot.model.report import Finding, Report, Severity
+from bot.report.bodies import SUMMARY_MARKER, Annotation, CheckRunOutput, failed_output
+from bot.report.inline import InlineComment, inline_comments
 from tests.support.fakegithub import ChangedFile, FakeGitHub
 
 REPO = "acme/charts"

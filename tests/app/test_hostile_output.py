@@ -5,20 +5,23 @@ engine and Helm; and GitHub's size limits with many findings."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
-from bot.app.inline import inline_comments
-from bot.app.publish import MAX_OUTPUT_CHARS, SUMMARY_MARKER
-from bot.app.run_layout import check_run_outputs, summary_comment
-from bot.engine.markdown import Section, to_markdown
-from bot.engine.report import ChartSummary, Finding, Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import ChartSummary, Finding, Report, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from bot.render.probe import AssumedCapabilities
+from bot.report.bodies import MAX_OUTPUT_CHARS, SUMMARY_MARKER
+from bot.report.inline import inline_comments
+from bot.report.markdown import Section, to_markdown
+from bot.report.run_layout import check_run_outputs, summary_comment
 from checks import REGISTRY
 from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.gitbuilder import GitBuilder
+from tests.support.report_schema import validated
 
 ZWJ = "\u200d"
 MENTIONS = "@alice @bob"
@@ -31,6 +34,7 @@ SAFE_IMAGE = "![x\\](https://x/y)"
 CHART = f"charts/{MENTIONS}"
 PATH = f"{CHART}/values`{RLO}.yaml"
 SECTIONS = [Section("qos", "QoS")]
+NO_DIFF = {"profiles": []}
 CHARTS_LINE = (
     f"Charts: `{CHART}` (1.0.0 → 1.0.1 {SAFE_MENTIONS}; profiles eks {SAFE_IMAGE}, default)"
 )
@@ -111,7 +115,11 @@ def test_inline_comment_body_shows_pr_text_literally() -> None:
 
 
 def test_json_stays_raw_data() -> None:
-    [finding] = hostile_report().to_json()["findings"]
+    report = hostile_report()
+    # What the engine gives every chart, and the report's schema requires.
+    given = {"capabilities": AssumedCapabilities("v1.29.0", False, ()).to_json(), "diff": NO_DIFF}
+    report = replace(report, charts=tuple(replace(c, extra=given) for c in report.charts))
+    [finding] = validated(report.to_json())["findings"]
     assert (finding["title"], finding["chart"]) == (f"{MENTIONS} {IMAGE}", CHART)
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bot.app.link_policy import Home, Visibility, unreadable_reason
-from bot.engine.config import LinksConfig
-from bot.engine.context import LinkedRepo
-from bot.engine.links import NOT_READABLE, TOO_MANY, bounded
+from bot.model.config import LinksConfig
+from bot.model.context import LinkedRepo
+from bot.model.links import NOT_READABLE, TOO_MANY, bounded
 from tests.support.app_harness import (
     RunningApp,
     app_settings,

@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 import checks
-from bot.app.inline import InlineComment, InlinePlan, PostedComment, inline_comments, inline_plan
-from bot.app.publish import (
+from bot.model.config import PER_CHECK
+from bot.model.report import ChartSummary, Finding, Report, Severity
+from bot.report.bodies import (
     MAX_ANNOTATION_TITLE,
     MAX_COMMENT_CHARS,
     MAX_OUTPUT_CHARS,
@@ -18,10 +19,9 @@ from bot.app.publish import (
     failed_output,
     fit,
 )
-from bot.app.run_layout import check_run_outputs, summary_comment
-from bot.engine.config import PER_CHECK
-from bot.engine.markdown import Section
-from bot.engine.report import ChartSummary, Finding, Report, Severity
+from bot.report.inline import InlineComment, InlinePlan, PostedComment, inline_comments, inline_plan
+from bot.report.markdown import Section
+from bot.report.run_layout import check_run_outputs, summary_comment
 
 VALUES = "charts/web/values.yaml"
 SECTIONS = [
@@ -379,7 +379,7 @@ def test_one_long_section_does_not_crowd_the_others_out_of_the_run() -> None:
 
 
 def test_shares_give_small_parts_all_they_want_and_split_the_rest() -> None:
-    from bot.app.one_run import shares
+    from bot.report.one_run import shares
 
     assert shares([10, 20], 100) == [10, 20]
     assert shares([10, 500, 900], 300) == [10, 145, 145]

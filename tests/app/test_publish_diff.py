@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.comment import comment_diff_room
-from bot.app.publish import MAX_COMMENT_CHARS, MAX_OUTPUT_CHARS
-from bot.app.run_layout import check_run_outputs, summary_comment
 from bot.cli.main import main
-from bot.engine.diff_section import diff_markdown
-from bot.engine.markdown import to_markdown
-from bot.engine.rendered_diff import chart_diff
-from bot.engine.report import Report
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.rendered_diff import chart_diff
+from bot.model.report import Report
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from bot.report.bodies import MAX_COMMENT_CHARS, MAX_OUTPUT_CHARS
+from bot.report.comment import comment_diff_room
+from bot.report.diff_section import diff_markdown
+from bot.report.markdown import to_markdown
+from bot.report.run_layout import check_run_outputs, summary_comment
 from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bot.app.github.app import AppCredentials, GitHubApp, RepoClient
-from bot.app.inline import InlineComment, inline_body, inline_comments, suggestion_block
-from bot.engine.report import Finding, Report, Severity
-from bot.engine.suggestion import Suggestion, with_suggestion
+from bot.model.report import Finding, Report, Severity
+from bot.model.suggestion import Suggestion, with_suggestion
+from bot.report.inline import InlineComment, inline_body, inline_comments, suggestion_block
 from tests.support.fakegithub import ChangedFile, FakeGitHub
 
 REPO = "acme/charts"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.report import Finding, Severity
+from bot.model.report import Finding, Severity
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 API = "Deployment/default/release-api"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.engine.report import Severity
+from bot.model.report import Severity
 from checks.kit.delta import Issue, compare
 
 RULE = "rule"

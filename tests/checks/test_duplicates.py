@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.context import OpenPR, PullRequestInfo
-from bot.engine.report import Finding, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.context import OpenPR, PullRequestInfo
+from bot.model.report import Finding, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY

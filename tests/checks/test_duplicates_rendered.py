@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from bot.engine.context import OpenPR
-from bot.engine.other_renders import MAX_OTHER_PRS
-from bot.engine.report import Finding, Severity
+from bot.charts.other_renders import MAX_OTHER_PRS
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.model.context import OpenPR
+from bot.model.report import Finding, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
@@ -218,7 +218,7 @@ def test_a_profile_s_values_file_is_rendered_on_that_profile_only(g: GitBuilder)
 def test_objects_alike_outside_noise_are_told_without_copies() -> None:
     """The cheap test before the diff: labels, annotations and ignored fields do not count,
     anything else does, however deep, and the keys compare as text (as the diff reads them)."""
-    from bot.engine.diff_noise import fields_pattern
+    from bot.model.diff_noise import fields_pattern
     from checks.duplicates.objects import _alike_outside_noise as alike
 
     ignored = fields_pattern(("status", "*Timestamp"))
@@ -270,7 +270,7 @@ def test_the_same_object_added_from_another_template_file_is_a_duplicate(g: GitB
 def test_another_head_s_templates_are_parsed_only_where_this_pr_changed_objects(
     g: GitBuilder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.engine import manifests
+    from bot.model import manifests
 
     branch(g, "mine", {VALUES: "replicas: 3\n"})
     noise = {
@@ -330,7 +330,7 @@ def test_a_pr_whose_text_cannot_render_this_change_is_compared_without_a_render(
 ) -> None:
     """This PR types a label no file of the chart held; another PR's changed files never name it,
     so its render cannot hold this PR's change: it is not rendered. One whose values do is, and
-    is found, the template's change and the values' alike (bot/engine/duplicate_evidence.py)."""
+    is found, the template's change and the values' alike (bot/charts/duplicate_evidence.py)."""
     g.write(TEMPLATE, LABELLED).commit("an owner label from values")
     branch(
         g,

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli.links import local_resolver
-from bot.engine.config import Config, LinksConfig
-from bot.engine.context import (
+from bot.git.objects import Commit
+from bot.git.repo import GitRepo
+from bot.model.config import Config, LinksConfig
+from bot.model.context import (
     Context,
     LinkedRepo,
     OpenPR,
@@ -18,10 +20,8 @@ from bot.engine.context import (
     RepoResolver,
     no_links,
 )
-from bot.engine.links import not_readable
-from bot.engine.report import Finding, Severity
-from bot.git.objects import Commit
-from bot.git.repo import GitRepo
+from bot.model.links import not_readable
+from bot.model.report import Finding, Severity
 from checks.headings.check import CHECK, explain, run
 from tests.support.gitbuilder import GitBuilder
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli.links import local_resolver
-from bot.engine.context import OpenPR
-from bot.engine.report import Severity
+from bot.model.context import OpenPR
+from bot.model.report import Severity
 from checks.headings.check import explain, run
 from checks.headings.mdlinks import anchor_links
 from checks.headings.slugs import anchors, inline_text, slug

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.context import OpenPR
-from bot.engine.report import Finding, Severity
+from bot.model.context import OpenPR
+from bot.model.report import Finding, Severity
 from checks.headings.check import explain, run
 from checks.headings.refs import references
 from checks.headings.units import prose_units

@@ -4,16 +4,16 @@ real git repositories rendered by the real Helm."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from bot.engine.report import Finding, Severity
+from bot.model.report import Finding, Severity
 from checks.kube.schemas import api_schemas
 from tests.support.gitbuilder import GitBuilder
 from tests.support.pr_review import CHART, chart, line_of, review_pr, template
+from tests.support.report_schema import validated
 
 AT_1_30 = 'kube_version: "1.30"\n'
 DEPLOYMENT = """\
@@ -355,7 +355,7 @@ def test_the_command_line_fails_on_a_removed_api_at_the_kube_version_it_is_given
         timeout=120,
     )
     assert proc.returncode == 1, proc.stderr
-    kube = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "kube"]
+    kube = [f for f in validated(proc.stdout)["findings"] if f["check"] == "kube"]
     assert [(f["rule"], f["severity"], f["data"]["kube_version"]) for f in kube] == [
         ("removed-api", "failure", "1.29")
     ]

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.engine.context import LintSeverity
-from bot.engine.report import Finding, Report
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.context import LintSeverity
+from bot.model.report import Finding, Report
 from bot.render.base import RenderFailure
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm

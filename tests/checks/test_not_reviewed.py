@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app.publish import NEUTRAL
-from bot.app.run_layout import check_run_outputs, summary_comment
-from bot.engine.config import PER_CHECK
-from bot.engine.markdown import to_markdown
-from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.config import PER_CHECK
+from bot.model.report import Report, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from bot.report.bodies import NEUTRAL
+from bot.report.markdown import to_markdown
+from bot.report.run_layout import check_run_outputs, summary_comment
 from checks import REGISTRY
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.report import Finding, Origin, Severity
+from bot.model.report import Finding, Origin, Severity
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 JM = "Deployment/default/release-jobs-manager"

@@ -3,7 +3,7 @@ quantities and ResourceQuota admission."""
 
 from __future__ import annotations
 
-from bot.engine.report import Finding, Severity
+from bot.model.report import Finding, Severity
 from checks.qos.check import chart_data, run
 from tests.support.qos import CHART, context, docs, failed, rendered
 

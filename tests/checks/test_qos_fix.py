@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.report import Finding
+from bot.model.report import Finding
 from checks.qos.check import run
 from checks.qos.compare import classify
 from tests.support.qos import CHART, context, render_chart, write_chart

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.report import Finding, Origin, Severity
+from bot.model.report import Finding, Origin, Severity
 from checks.qos.check import chart_data, explain, run
 from checks.qos.section import section
 from tests.support.qos import CHART, context, docs, failed, render_chart, rendered, write_chart

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.report import Finding, Severity
+from bot.model.report import Finding, Severity
 from checks.selectors.labels import (
     EXISTS,
     IN,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.report import Severity
+from bot.model.report import Severity
 from checks.selectors.intended import intended
 from checks.selectors.labels import Pod, parse_selector
 from tests.checks.test_selectors import DEPLOYMENT

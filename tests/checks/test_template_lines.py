@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from bot.engine.manifests import ROLE_CONTAINER, ROLE_INIT
+from bot.model.manifests import ROLE_CONTAINER, ROLE_INIT
 from checks.kit.template_lines import container_line, key_pattern, list_items
 
 RUN_AS_USER = key_pattern("runAsUser")

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.engine.report import Finding, Severity
-from bot.engine.yaml.loader import LOADER
+from bot.model.report import Finding, Severity
+from bot.model.yaml.loader import LOADER
 from checks.uid.profiles import _parse_defaults, may_hold_openshift, openshift_flags
 from tests.support.pr_review import chart, line_of, review_pr, template
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.report import Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.manifests import Document
+from bot.model.manifests import Document
 from checks.uid.access import ServiceAccount, granted
 from checks.uid.admission import admit
 from checks.uid.scc import UidStrategy

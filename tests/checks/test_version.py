@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.errors import UsageError
 from bot.cli.open_prs import discover_open_prs
-from bot.engine.chart.files import content_paths, find_charts
-from bot.engine.config import Config, VersionConfig
-from bot.engine.context import OpenPR
-from bot.engine.report import Finding, Severity
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
+from bot.model.chart_files import content_paths, find_charts
+from bot.model.config import Config, VersionConfig
+from bot.model.context import OpenPR
+from bot.model.report import Finding, Severity
 from bot.versions.claims import pr_number
 from bot.versions.semver import bump_level, next_free_version, parse_version
 from checks.version import CHECK, run

@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from bot.engine.config import Config, VersionConfig
-from bot.engine.context import OpenPR
-from bot.engine.report import Finding, Severity
 from bot.git.repo import GitRepo
+from bot.model.config import Config, VersionConfig
+from bot.model.context import OpenPR
+from bot.model.report import Finding, Severity
 from bot.versions.rule import HOW_TO_DECLARE
 from checks.version import run
 from tests.support.gitbuilder import GitBuilder

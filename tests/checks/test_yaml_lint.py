@@ -4,20 +4,20 @@ on a real git repository reviewed by the real engine with real Helm renders."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.engine.report import Finding, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import Finding, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
 from checks.yaml import problems
 from tests.support.gitbuilder import GitBuilder
+from tests.support.report_schema import validated
 
 CHART = "charts/app"
 CHART_YAML = "apiVersion: v2\nname: app\nversion: 1.0.0\n"
@@ -304,7 +304,7 @@ def test_the_command_line_fails_on_a_yamllint_error_in_its_json_report(tmp_path:
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
-    report = json.loads(proc.stdout)
+    report = validated(proc.stdout)
     assert [(f["check"], f["rule"], f["severity"], f["path"], f["line"]) for f in report["findings"]
             if f["check"] == "yaml"] == [
         ("yaml", "yamllint-error", "failure", f"{CHART}/values.yaml", 4)

@@ -15,11 +15,11 @@ from typing import Any
 import jsonschema
 import pytest
 
+from bot.action.api import ACTIONS_LOGIN
 from bot.app.github.app import AppCredentials, GitHubApp
 from bot.app.review_pull import review_pull
-from bot.cli.action_github import ACTIONS_LOGIN
-from bot.engine.context import no_links
 from bot.git.repo import GitRepo
+from bot.model.context import no_links
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from tests.support.action_job import as_actions, runner_env
@@ -35,6 +35,7 @@ from tests.support.app_scenario import (
 )
 from tests.support.fakegithub import FakeGitHub
 from tests.support.fakegithub.scopes import READ_ALL
+from tests.support.report_schema import validated
 
 ROOT = Path(__file__).resolve().parents[2]
 SARIF_SCHEMA = json.loads((ROOT / "tests/fixtures/sarif/sarif-schema-2.1.0.json").read_text())
@@ -59,7 +60,7 @@ class ActionRun:
 
 def _run(env: dict[str, str]) -> ActionRun:
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli.action"],
+        [sys.executable, "-m", "bot.cli", "action"],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -70,6 +71,8 @@ def _run(env: dict[str, str]) -> ActionRun:
     summary = summary_path.read_text() if summary_path.exists() else ""
     lines = output_path.read_text().splitlines() if output_path.exists() else []
     outputs = dict(line.split("=", 1) for line in lines)
+    if "report" in outputs and Path(outputs["report"]).is_file():  # whatever the test reads of it
+        validated(Path(outputs["report"]).read_text())
     return ActionRun(proc.returncode, proc.stdout, proc.stderr, summary, outputs)
 
 
@@ -136,7 +139,7 @@ def test_the_action_publishes_what_the_app_publishes_for_the_same_pr(
     assert done.code == 1, done.stderr  # the QoS downgrade is a failure; fail-on is `failure`
     assert _published(github, scenario.head) == by_app
     assert {c.user for c in github.issue_comments(REPO, 1)} == {ACTIONS_LOGIN}
-    report = json.loads(Path(done.outputs["report"]).read_text())
+    report = validated(Path(done.outputs["report"]).read_text())
     failures = [f for f in report["findings"] if f["severity"] == "failure"]
     assert done.outputs == {
         "failures": str(len(failures)),
@@ -200,7 +203,7 @@ def _assert_degraded(done: ActionRun, s: Scenario, tmp_path: Path) -> None:
     assert "chart-review/qos" in error and "Burstable" in error
     assert "Burstable" in done.summary and s.head[:12] in done.summary
     assert done.outputs["failures"] == "1"
-    report = json.loads(Path(done.outputs["report"]).read_text())
+    report = validated(Path(done.outputs["report"]).read_text())
     assert [f["rule"] for f in report["findings"] if f["severity"] == "failure"] == ["downgrade"]
     assert Path(done.outputs["diff"]).read_text().startswith("# client: burst, equal: same diff\n")
     assert done.outputs["report"] == str(tmp_path / "runner" / "chart-review-report.json")
@@ -317,7 +320,7 @@ def test_a_typical_pr_publishes_in_at_most_8_requests_paced_as_github_asks(
     second_calls = github.calls()[len(first_calls) :]
 
     assert first.code == second.code == 1, first.stderr + second.stderr
-    report = json.loads(Path(first.outputs["report"]).read_text())
+    report = validated(Path(first.outputs["report"]).read_text())
     assert 1 <= len(report["findings"]) <= 10  # a typical PR
     for calls in (first_calls, second_calls):
         assert len(calls) <= TYPICAL_PR_REQUESTS, [(c.method, c.path) for c in calls]
@@ -384,7 +387,7 @@ def test_the_review_inputs_reach_the_review(
 
     assert done.code == 1, done.stderr
     assert github.calls("GET", r"/pulls$") == []  # no-open-prs: not listed
-    report = json.loads(Path(done.outputs["output-file"]).read_text())
+    report = validated(Path(done.outputs["output-file"]).read_text())
     assert done.outputs["output-file"] == str(tmp_path / "workspace" / "out" / "report.json")
     caps = report["charts"][0]["capabilities"]
     assert caps["kube_version"] == "v1.29.0"

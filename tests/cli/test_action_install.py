@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.report.schema import report_schema
 from tests.support.action_job import as_actions, runner_env
 from tests.support.action_runner import ActionRun, Runner, evaluate, expressions
 from tests.support.app_scenario import REPO, RUNS, Scenario
 from tests.support.fakegithub import FakeGitHub
+from tests.support.report_schema import validated
 from tests.support.wheelhouse import WheelhouseError, build_wheelhouse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +28,11 @@ ACTION_YML = ROOT / "action.yml"
 # What a runner downloads of the action at its ref: the files git has (the work tree's, so that
 # the test runs the code under test), not the checkout's caches and build leftovers.
 ACTION_FILES = ("action.yml", "pyproject.toml", "README.md", "bot", "checks", "webhooks")
+# The report's schema as the installed package reads it: package data, or a wheel without it.
+SHIPPED_SCHEMA = (
+    "import json, bot.report.schema as s\n"
+    "print(json.dumps({'module': s.__file__, 'schema': s.report_schema()}))\n"
+)
 
 
 @pytest.fixture(scope="session")
@@ -128,8 +135,21 @@ def test_a_cold_job_installs_and_saves_and_a_warm_job_restores_and_runs_no_pip(
         review = job.step("Review the pull request")
         assert (review.ran, job.code) == (True, 1), review.stderr  # the QoS downgrade fails
         assert job.outputs["failures"] == "1"
-        report = json.loads(Path(job.outputs["report"]).read_text())
+        report = validated(Path(job.outputs["report"]).read_text())
         assert [f["rule"] for f in report["findings"] if f["severity"] == "failure"] == [
             "downgrade"
         ]
     assert [r.name for r in github.check_runs(REPO, scenario.head)] == RUNS  # edited, not added
+    assert _shipped_schema(venv) == report_schema()
+
+
+def _shipped_schema(venv: Path) -> dict[str, object]:
+    """The report's schema the install holds, read outside this checkout (no `bot/` in its cwd)."""
+    python = venv / "bin" / "python"
+    proc = subprocess.run(
+        [str(python), "-c", SHIPPED_SCHEMA], capture_output=True, text=True, cwd=venv, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert Path(found["module"]).is_relative_to(venv), found["module"]
+    return dict(found["schema"])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.cli.action_env import ActionInputs, read_inputs
+from bot.action.env import ActionInputs, read_inputs
 
 ACTION_YML = Path(__file__).resolve().parents[2] / "action.yml"
 INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}")
@@ -96,7 +96,7 @@ def test_the_package_is_installed_from_the_action_s_own_path(action: dict[str, A
 
 def test_the_review_step_passes_every_input_to_the_entry_point(action: dict[str, Any]) -> None:
     """The step's env, with each input at a value of its own, reads back as those values: no input
-    is lost or misnamed between action.yml and bot/cli/action_env.py."""
+    is lost or misnamed between action.yml and bot/action/env.py."""
     review = next(s for s in _steps(action) if s.get("id") == "review")
     given = {
         "charts": "charts/a, charts/b",

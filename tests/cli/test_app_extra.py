@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from bot.cli.main import APP_EXTRA, APP_EXTRA_INSTALL, EXIT_ERROR
+from bot.cli.main import APP_EXTRA, APP_EXTRA_INSTALL
+from bot.report.exit_status import EXIT_ERROR
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 # A finder ahead of every other that finds none of the extra's modules, as an install without it.
@@ -51,7 +52,7 @@ def test_the_app_s_processes_without_the_extra_exit_2_naming_it(command: str) ->
 def test_the_command_line_and_the_action_run_without_the_extra() -> None:
     code = (
         "import json\n"
-        "import bot.cli.main, bot.cli.action\n"
+        "import bot.cli.main, bot.action.run\n"
         "from bot.cli.main import main\n"
         "try:\n"
         "    main(['review', '--help'])\n"

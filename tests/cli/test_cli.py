@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from bot.engine.review import Engine
 from bot.git.repo import GitRepo
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
+from tests.support.report_schema import validated
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -57,7 +57,7 @@ def test_json_report_has_the_public_shape(repo: GitBuilder) -> None:
         "json",
     )
     assert proc.returncode == 1, proc.stderr
-    report = json.loads(proc.stdout)
+    report = validated(proc.stdout)
     assert report["schema"] == 1
     assert report["base"] == repo.sha("develop") and report["head"] == repo.sha("broken")
     (chart,) = report["charts"]
@@ -117,7 +117,7 @@ def test_output_file(repo: GitBuilder, tmp_path: Path) -> None:
         str(out),
     )
     assert proc.returncode == 0 and proc.stdout == ""
-    assert json.loads(out.read_text())["schema"] == 1
+    assert validated(out.read_text())["schema"] == 1
 
 
 @pytest.mark.parametrize(
@@ -277,11 +277,11 @@ def _monitored(tmp_path: Path) -> GitBuilder:
 def test_api_versions_and_kube_version_options_reach_helm_and_the_report(tmp_path: Path) -> None:
     g = _monitored(tmp_path)
     args = ("review", "--repo", str(g.path), "--base", "develop", "--head", "pr")
-    plain = json.loads(cli(*args, "--format", "json").stdout)
+    plain = validated(cli(*args, "--format", "json").stdout)
     assert plain["charts"][0]["render_errors"] == []
     versions = ("--api-versions", "x.io/v1", "--api-versions", "monitoring.coreos.com/v1,x.io/v1")
     proc = cli(*args, "--format", "json", "--kube-version", "1.29", *versions)
-    told = json.loads(proc.stdout)
+    told = validated(proc.stdout)
     errors = told["charts"][0]["render_errors"]
     assert [(e["side"], e["template"], e["line"]) for e in errors] == [
         ("base", "mon/templates/sm.yaml", 2),

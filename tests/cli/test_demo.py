@@ -4,6 +4,7 @@ PR #12 holds, and the demo reviews it linked to an acme/backend built from examp
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,13 +19,16 @@ from bot.cli.demo import (
     load_prs,
     review_scenario,
     run,
+    scenarios,
 )
-from bot.cli.errors import UsageError
 from bot.cli.report_writer import ReportWriter
-from bot.engine.context import no_links
+from bot.errors import UsageError
+from bot.model.context import no_links
 from checks import REGISTRY
+from tests.support.report_schema import validated
 
 HEADINGS = EXAMPLES / "prs" / "headings"
+PR_LINE = re.compile(r"^## PR #\d+ .*\n\n", re.MULTILINE)
 MERGE_ORDER = (
     "client/values.yaml line 8 quotes “ROLLBACK ON THE DEGRADED PATH” in "
     "acme/backend:deploy/jobs.yaml, which has no such heading yet on acme/backend's develop; it "
@@ -73,6 +77,18 @@ def test_the_demo_prints_the_warning_in_the_headings_section(
     assert "❌" not in report
     backend = tmp_path / "demo" / "linked" / "headings" / "acme" / "backend"
     assert (backend / "deploy" / "jobs.yaml").is_file()
+
+
+def test_every_report_of_chart_review_demo_format_json_matches_the_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(keep=str(tmp_path / "demo"), fmt="json", registry=registry.REGISTRY) == 0
+    # Each PR's report runs from its `## PR #N` line to the next scenario, PR or closing words.
+    texts = PR_LINE.split(capsys.readouterr().out)[1:]
+    reports = [validated(json.JSONDecoder().raw_decode(text)[0]) for text in texts]
+    still_open = [pr for s in scenarios(EXAMPLES) for pr in load_prs(s) if not pr.merge]
+    assert len(reports) == len(still_open)
+    assert {f["check"] for r in reports for f in r["findings"]} >= {"qos", "version", "headings"}
 
 
 def test_a_linked_repository_is_read_as_review_link_reads_it(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.cli.main import EXIT_FAILURE, EXIT_OK, main
+from bot.cli.main import main
+from bot.report.exit_status import EXIT_FAILURE, EXIT_OK
 from tests.support.chart_repo import ChartRepo, ChartSpec
 from tests.support.gitbuilder import GitBuilder
 

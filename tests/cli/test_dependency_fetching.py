@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.charts.fetching import FETCHES_AT_ONCE
+from bot.charts.remote import MAX_FETCHED_DEPENDENCIES
 from bot.cli.main import main
-from bot.engine.chart.fetching import FETCHES_AT_ONCE
-from bot.engine.chart.remote import MAX_FETCHED_DEPENDENCIES
 from tests.support.chart_repo import BasicAuth, ChartRepo, ChartSpec, Status
 from tests.support.gitbuilder import GitBuilder
 from tests.support.proxy import RecordingProxy

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.annotations import workflow_command
 from bot.cli.main import main
-from bot.engine.report import Finding, Severity
+from bot.model.report import Finding, Severity
+from bot.report.annotations import workflow_command
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
 

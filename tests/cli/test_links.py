@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.errors import UsageError
 from bot.cli.links import NOT_LINKED, local_resolver, parse_link
-from bot.engine.context import OpenPR
+from bot.errors import UsageError
+from bot.model.context import OpenPR
 from tests.support.gitbuilder import GitBuilder
 
 

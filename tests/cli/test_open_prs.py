@@ -13,11 +13,12 @@ import pytest
 from bot.cli import links
 from bot.cli.main import main
 from bot.cli.open_prs import DEFAULT_DISCOVERY, Discovery, discover_open_prs, head_number
-from bot.engine.context import OpenPR
 from bot.git.repo import GitRepo
+from bot.model.context import OpenPR
 from tests.cli.test_cli import cli
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
+from tests.support.report_schema import validated
 
 DAY = 86400
 OLD = 200  # days: past the default max age of 60
@@ -291,7 +292,7 @@ def race_findings(g: GitBuilder, *args: str) -> list[dict]:
     review = ("review", "--repo", str(g.path), "--base", "develop", "--format", "json")
     proc = cli(*review, *args)
     assert proc.returncode == 0, proc.stderr
-    return [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "race"]
+    return [f for f in validated(proc.stdout)["findings"] if f["rule"] == "race"]
 
 
 def test_the_race_warning_names_only_other_open_prs(race: GitBuilder) -> None:

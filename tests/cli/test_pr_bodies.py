@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.errors import UsageError
 from bot.cli.main import main
 from bot.cli.open_prs import Discovery, discover_open_prs, parse_bodies
+from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder

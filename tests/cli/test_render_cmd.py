@@ -37,7 +37,7 @@ spec:
             cpu: 100m
             memory: 64Mi
 """
-# Identical containers in one object parse to one shared mapping (bot/engine/yaml/blocks.py):
+# Identical containers in one object parse to one shared mapping (bot/model/yaml/blocks.py):
 # written out whole, never as YAML anchors and aliases.
 TWINS = """apiVersion: v1
 kind: Pod

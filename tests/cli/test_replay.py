@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import subprocess
@@ -17,6 +16,7 @@ import pytest
 from tests.cli.test_cli import cli
 from tests.support.charts import EQUAL_VALUES, chart_files
 from tests.support.gitbuilder import GitBuilder
+from tests.support.report_schema import validated_replay
 
 # The `equal` profile's pod loses its cpu limit: Guaranteed → Burstable.
 CPU_UNLIMITED = EQUAL_VALUES.replace("  limits:\n    cpu: 100m\n", "  limits:\n")
@@ -43,7 +43,7 @@ def g(tmp_path: Path) -> GitBuilder:
 def replay(g: GitBuilder, *args: str) -> tuple[dict[str, Any], str]:
     proc = cli("replay", "--repo", str(g.path), "--format", "json", *args)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout), proc.stderr
+    return validated_replay(proc.stdout), proc.stderr
 
 
 def test_each_change_to_a_chart_is_reviewed_newest_first(g: GitBuilder) -> None:

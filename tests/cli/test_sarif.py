@@ -12,8 +12,8 @@ import pytest
 
 from bot import __version__
 from bot.cli.main import main
-from bot.cli.sarif import FINGERPRINT_KEY, MAX_RESULTS_PER_RUN, fingerprint, to_sarif
-from bot.engine.report import Finding, Origin, Report, Severity, ValuesLine
+from bot.model.report import Finding, Origin, Report, Severity, ValuesLine
+from bot.report.sarif import FINGERPRINT_KEY, MAX_RESULTS_PER_RUN, fingerprint, to_sarif
 from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.gitbuilder import GitBuilder
 from tests.support.paths import FIXTURES

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.main import EXIT_ERROR, main
+from bot.cli.main import main
 from bot.git.repo import GitRepo
 from bot.git.shallow import FIX, is_shallow
+from bot.report.exit_status import EXIT_ERROR
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
 

@@ -165,7 +165,7 @@ def test_rich_is_not_imported_on_the_review_path(repo: GitBuilder) -> None:
     """A fresh interpreter imports every entry point and reviews in a pipe: rich is not loaded.
     The same check sees it once the terminal rendering is imported."""
     loaded = "'rich' in sys.modules"
-    entry_points = "bot.cli.main, bot.cli.demo, bot.cli.action, bot.app.jobs, webhooks.app"
+    entry_points = "bot.cli.main, bot.cli.demo, bot.action.run, bot.app.jobs, webhooks.app"
     review = review_args(repo, "memory", "--no-open-prs")
     script = (
         f"import sys, {entry_points}\n"

@@ -9,8 +9,8 @@ import io
 from rich.console import Console
 
 from bot.cli.terminal.report import report_blocks, show
-from bot.engine.markdown import Section
-from bot.engine.report import ChartSummary, Finding, Report, Severity
+from bot.model.report import ChartSummary, Finding, Report, Severity
+from bot.report.markdown import Section
 
 SECTIONS = [Section("probes", "Probes"), Section("uid", "Assigned UIDs")]
 CHART = ChartSummary("charts/web", "web", "1.0.0", "1.1.0", ("aks", "eks"))

@@ -3,18 +3,18 @@ progress line of a review of many charts."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.cli.errors import UsageError
-from bot.cli.values_args import parse_set, typed, values_override
+from bot.charts.helm_set import parse_set, typed, values_override
+from bot.errors import UsageError
 from tests.cli.test_cli import cli
 from tests.cli.test_replay import on_a_terminal
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder
+from tests.support.report_schema import validated
 
 DEPLOY = "Deployment/default/release-app"
 
@@ -103,7 +103,7 @@ def review(g: GitBuilder, *extra: str) -> dict[str, Any]:
         *("--format", "json", "--no-open-prs", *extra),
     )
     assert proc.returncode == 0, proc.stderr
-    return dict(json.loads(proc.stdout))
+    return validated(proc.stdout)
 
 
 def head_qos(report: dict[str, Any]) -> dict[str, str]:

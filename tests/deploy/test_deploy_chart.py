@@ -21,8 +21,9 @@ import pytest
 import redis
 import yaml
 
-from bot.cli.main import EXIT_OK, main
+from bot.cli.main import main
 from bot.render.embedded import EmbeddedHelm
+from bot.report.exit_status import EXIT_OK
 from tests.support.app_harness import free_port, wait_for
 from tests.support.gitbuilder import GitBuilder
 from tests.support.paths import ROOT

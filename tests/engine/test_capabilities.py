@@ -247,7 +247,7 @@ def test_a_charts_files_are_read_once_per_tree(
 ) -> None:
     # The chart's files, `.helmignore` applied, depend on its directory's tree alone: a commit
     # that leaves the chart as it was reads none of them again (nor does the next PR's base).
-    from bot.engine.chart import crds
+    from bot.charts import crds
 
     g.write("mon/crds/servicemonitors.yaml", CRD).write("mon/.helmignore", "*.md\n")
     g.write("mon/README.md", "# mon\n")

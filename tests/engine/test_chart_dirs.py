@@ -3,7 +3,7 @@ chart's `charts/` (chart-testing reviews those as part of their parent)."""
 
 from __future__ import annotations
 
-from bot.engine.chart.files import find_charts
+from bot.model.chart_files import find_charts
 from tests.support.qos import DictTree
 
 

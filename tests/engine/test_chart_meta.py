@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.chart.files import ChartMeta, Dependency, read_chart_meta
 from bot.git.repo import GitRepo
+from bot.model.chart_files import ChartMeta, Dependency, read_chart_meta
 from tests.support.gitbuilder import GitBuilder
 
 CHART = "apiVersion: v1\nname: datadog\nversion: 3.240.0\n"

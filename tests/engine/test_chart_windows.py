@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.context import OpenPR
-from bot.engine.report import Report
 from bot.engine.review import Engine, ReviewInput, ReviewResult
-from bot.engine.suggestion import KEY, REFUSED
 from bot.engine.suggestions import MAX_RENDERS, OVER_BUDGET
 from bot.errors import ChartReviewError
 from bot.git.repo import GitRepo
+from bot.model.context import OpenPR
+from bot.model.report import Report
+from bot.model.suggestion import KEY, REFUSED
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY

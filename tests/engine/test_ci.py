@@ -1,4 +1,4 @@
-"""bot/engine/ci/: what a repository's CI runs, read from its files at a commit of a real repository,
+"""bot/model/ci/: what a repository's CI runs, read from its files at a commit of a real repository,
 and what that says of ct's config and its version check."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.ci.ct_runs import ct_runs
-from bot.engine.ci.shell import UNKNOWN, commands
-from bot.engine.ci.tooling import is_guard_name, pages_branch, release_tools, version_guards
-from bot.engine.ct_config import version_gates
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
+from bot.model.ci.ct_runs import ct_runs
+from bot.model.ci.shell import UNKNOWN, commands
+from bot.model.ci.tooling import is_guard_name, pages_branch, release_tools, version_guards
+from bot.model.ct_config import version_gates
 from tests.support.gitbuilder import GitBuilder
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.config import MAX_LINKED_REPOSITORIES, ConfigError, layout_of_text, parse_config
+from bot.model.config import MAX_LINKED_REPOSITORIES, ConfigError, layout_of_text, parse_config
 
 KNOWN = ("qos", "version", "headings", "uid", "probes", "selectors")
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.ct_config import (
+from bot.engine.review import Engine, ReviewInput
+from bot.git.repo import GitRepo
+from bot.model.ct_config import (
     CT_CHART_DIRS,
     CtConfig,
     CtConfigError,
     load_ct_config,
     parse_ct_config,
 )
-from bot.engine.review import Engine, ReviewInput
-from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
@@ -194,7 +194,7 @@ def test_the_config_a_script_gives_ct_is_read(g: GitBuilder) -> None:
 
 
 def test_a_workflow_over_the_size_cap_is_not_read(g: GitBuilder) -> None:
-    from bot.engine.ci.workflows import MAX_WORKFLOW_BYTES
+    from bot.model.ci.workflows import MAX_WORKFLOW_BYTES
 
     filler = "# padding\n" * (MAX_WORKFLOW_BYTES // 10)
     g.write("lint/ct.yaml", "target-branch: main\n")

@@ -1,4 +1,4 @@
-"""What the rendered diff leaves out: bot/engine/diff_noise.py. `alike` never calls two objects the
+"""What the rendered diff leaves out: bot/model/diff_noise.py. `alike` never calls two objects the
 same where their comparable forms dump apart, and `comparable` copies only what holds noise."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.engine.config import DiffConfig
-from bot.engine.diff_noise import NOT_COMPARED_VALUE, alike, comparable, fields_pattern
-from bot.engine.manifests import Document
-from bot.engine.yaml.dump import dump_lines
+from bot.model.config import DiffConfig
+from bot.model.diff_noise import NOT_COMPARED_VALUE, alike, comparable, fields_pattern
+from bot.model.manifests import Document
+from bot.model.yaml.dump import dump_lines
 
 NOISE = DiffConfig()
 UTC = datetime.UTC

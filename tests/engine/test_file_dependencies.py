@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.chart.archive import UnsafeTreeError
-from bot.engine.chart.dependencies import MAX_DEPTH, DependencyError, LocalChart, local_charts
-from bot.engine.context import ChartRenders, Context
-from bot.engine.report import Report
+from bot.charts.archive import UnsafeTreeError
+from bot.charts.dependencies import MAX_DEPTH, DependencyError, LocalChart, local_charts
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.context import ChartRenders, Context
+from bot.model.report import Report
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
@@ -331,7 +331,7 @@ def test_a_directory_refused_is_refused_again_by_its_tree_alone(
 ) -> None:
     # The next commit leaves the dependency's directory as it was: its tree id says the same,
     # and nothing in it is read again (the base of every PR against develop asks this).
-    from bot.engine.chart import renders
+    from bot.charts import renders
 
     repo.branch("pr").symlink("charts/common/files/key.txt", str(tmp_path / "x"))
     first = repo.commit("link").sha("pr")

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from bot.cli.main import main
-from bot.engine.context import OpenPR
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
+from bot.model.context import OpenPR
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from bot.tarball.limits import LIMITS

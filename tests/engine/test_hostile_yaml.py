@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.config import ConfigError, parse_config
-from bot.engine.manifests import ManifestError, parse_rendered
+from bot.model.config import ConfigError, parse_config
+from bot.model.manifests import ManifestError, parse_rendered
 
 CRAFTED = [
     'a: !!bool "maybe"\n',  # PyYAML: KeyError

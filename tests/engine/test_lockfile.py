@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helm_python import registry
 
-from bot.engine.chart.lockfile import Locked, read_lock
+from bot.charts.lockfile import Locked, read_lock
 from bot.git.repo import GitRepo
 from tests.support.gitbuilder import GitBuilder
 

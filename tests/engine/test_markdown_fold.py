@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bot.engine.markdown import Section, fold_headline, to_markdown
-from bot.engine.report import ChartSummary, Finding, Report, Severity
+from bot.model.report import ChartSummary, Finding, Report, Severity
+from bot.report.markdown import Section, fold_headline, to_markdown
 
 SECTIONS = [
     Section("render", "Rendering", quiet=True),

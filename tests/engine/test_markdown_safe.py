@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.markdown_safe import cell, cell_code, code, inline, one_line, prose
+from bot.model.markdown_safe import cell, cell_code, code, inline, one_line, prose
 
 ZWJ = "\u200d"
 ZWSP = "\u200b"

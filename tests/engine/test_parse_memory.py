@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.engine import manifests
-from bot.engine.manifests import load_documents
-from bot.engine.yaml import blocks
+from bot.model import manifests
+from bot.model.manifests import load_documents
+from bot.model.yaml import blocks
 
 
 @pytest.fixture

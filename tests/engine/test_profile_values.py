@@ -1,5 +1,5 @@
 """A profile's values file is parsed once per blob, across sides and reviews, and never shared in a
-way a later merge or override could change: bot/engine/chart/profile_render.py."""
+way a later merge or override could change: bot/charts/profile_render.py."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import bot.engine.chart.profile_render as profile_render
-from bot.engine.chart.profile_render import profile_values
-from bot.engine.profiles import Profile, ValuesOverride
+import bot.charts.profile_render as profile_render
+from bot.charts.profile_render import profile_values
+from bot.charts.profiles import Profile, ValuesOverride
 from bot.git.repo import GitRepo
 from tests.support.gitbuilder import GitBuilder
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.profiles import NO_OVERRIDE, Assignment, ValuesOverride, discover_profiles
+from bot.charts.profiles import NO_OVERRIDE, Assignment, ValuesOverride, discover_profiles
 from bot.render.base import RenderFailure
 
 

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from bot.engine.quantity import QuantityError, format_quantity, parse_quantity
+from bot.kube.quantity import QuantityError, format_quantity, parse_quantity
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.report import Report, Severity
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import Report, Severity
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import FetchLimits, HelmFetcher
 from bot.render.deps.request import DependencyRequest

@@ -10,17 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.engine.config import DiffConfig
-from bot.engine.context import ChartRenders, Rendered
-from bot.engine.diff_section import diff_markdown, diff_plain, fenced
-from bot.engine.manifests import Document
-from bot.engine.markdown import to_markdown
-from bot.engine.rendered_diff import CHANGED, UNCHANGED, chart_diff, rendered_diffs
-from bot.engine.report import Report
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.config import DiffConfig
+from bot.model.context import ChartRenders, Rendered
+from bot.model.manifests import Document
+from bot.model.rendered_diff import CHANGED, UNCHANGED, chart_diff, rendered_diffs
+from bot.model.report import Report
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from bot.report.diff_section import diff_markdown, diff_plain, fenced
+from bot.report.markdown import to_markdown
 from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
 
@@ -272,7 +272,7 @@ def test_the_dump_is_the_safe_dumpers_to_the_character() -> None:
 
     import yaml
 
-    from bot.engine.yaml.dump import WIDE, dump_lines
+    from bot.model.yaml.dump import WIDE, dump_lines
 
     class Plain(yaml.CSafeDumper):  # the representer and resolver as PyYAML has them
         def ignore_aliases(self, data: object) -> bool:
@@ -307,7 +307,7 @@ def test_an_object_every_profile_renders_alike_is_diffed_once(
 ) -> None:
     """A CRD renders the same text at every profile, so parses into the same objects: its diff
     (difflib over thousands of lines) is made once, and every profile shows it."""
-    import bot.engine.rendered_diff as rendered_diff
+    import bot.model.rendered_diff as rendered_diff
 
     made: list[str] = []
     real = rendered_diff._unified
@@ -362,7 +362,7 @@ def test_the_compiled_matcher_diffs_as_the_stdlibs(
 ) -> None:
     """The diff is made with cydifflib, which must say what the stdlib's difflib says, line for
     line, on what the diff hands it (its junk heuristics included)."""
-    import bot.engine.rendered_diff as rendered_diff
+    import bot.model.rendered_diff as rendered_diff
 
     old, new = pair
     ours = list(rendered_diff._unified(old, new, fromfile="a/x", tofile="b/x"))
@@ -407,8 +407,8 @@ def test_two_objects_that_could_each_be_the_other_are_not_paired() -> None:
 
 
 def test_a_chart_compared_on_some_profiles_only_says_which_were_not() -> None:
-    from bot.engine.diff_section import unchanged_line
-    from bot.engine.rendered_diff import NOT_COMPARED, ChartDiff, ProfileDiff
+    from bot.model.rendered_diff import NOT_COMPARED, ChartDiff, ProfileDiff
+    from bot.report.diff_section import unchanged_line
 
     chart = ChartDiff(
         "web",

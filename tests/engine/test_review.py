@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.chart.selection import ChartError
-from bot.engine.check import Check, Registry
-from bot.engine.config import ConfigError
-from bot.engine.context import ChartContext, Context
-from bot.engine.markdown import to_markdown
-from bot.engine.report import Finding, Severity
+from bot.charts.selection import ChartError
 from bot.engine.review import Engine, ReviewError, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.check import Check, Registry
+from bot.model.config import ConfigError
+from bot.model.context import ChartContext, Context
+from bot.model.report import Finding, Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
+from bot.report.markdown import to_markdown
 from checks import REGISTRY
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder

@@ -1,12 +1,12 @@
-"""bot/engine/rivals.py: the other open PRs a review compares with, on a real repository."""
+"""bot/model/rivals.py: the other open PRs a review compares with, on a real repository."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.context import OpenPR
-from bot.engine.rivals import branch_name, comparable_prs
 from bot.git.repo import GitRepo
+from bot.model.context import OpenPR
+from bot.model.rivals import branch_name, comparable_prs
 from tests.support.gitbuilder import GitBuilder
 
 

@@ -1,5 +1,5 @@
 """A values.schema.json cannot make Helm read a file outside the chart or open a connection: the
-schema is checked before the chart is handed to the render sandbox (bot/engine/chart/schemas.py)."""
+schema is checked before the chart is handed to the render sandbox (bot/charts/schemas.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.chart.schemas import MAX_SCHEMA_BYTES, archive_escape, schema_escape
-from bot.engine.markdown import to_markdown
-from bot.engine.report import Report
+from bot.charts.schemas import MAX_SCHEMA_BYTES, archive_escape, schema_escape
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import Report
 from bot.render.cache import RenderCache
 from bot.render.sandbox import SandboxedHelm, SandboxLimits
+from bot.report.markdown import to_markdown
 from checks import REGISTRY
 from tests.support.charts import chart_files
 from tests.support.gitbuilder import GitBuilder

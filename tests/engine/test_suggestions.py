@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from bot.engine.check import Check, Registry
-from bot.engine.context import ChartContext
-from bot.engine.patched import PatchedRepo
-from bot.engine.report import Finding, Report, Severity
+from bot.charts.patched import PatchedRepo
 from bot.engine.review import Engine, ReviewInput
-from bot.engine.suggestion import KEY, REFUSED, Suggestion, with_suggestion
 from bot.git.repo import GitRepo
+from bot.model.check import Check, Registry
+from bot.model.context import ChartContext
+from bot.model.report import Finding, Report, Severity
+from bot.model.suggestion import KEY, REFUSED, Suggestion, with_suggestion
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY

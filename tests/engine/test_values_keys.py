@@ -1,10 +1,10 @@
 """The keys a PR changed in a values file, with their head lines, and the markers that follow them
-into a render (bot/engine/values_keys.py, bot/engine/values_marks.py)."""
+into a render (bot/model/values_keys.py, bot/charts/values_marks.py)."""
 
 from __future__ import annotations
 
-from bot.engine.values_keys import ABSENT, MAX_KEYS, changed_keys
-from bot.engine.values_marks import landed, marker, overlay
+from bot.charts.values_marks import landed, marker, overlay
+from bot.model.values_keys import ABSENT, MAX_KEYS, changed_keys
 
 BASE = """\
 image:

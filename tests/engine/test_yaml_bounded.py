@@ -1,4 +1,4 @@
-"""YAML aliases cannot exhaust the reviewing process: bot/engine/yaml/bounded.py, and the review
+"""YAML aliases cannot exhaust the reviewing process: bot/model/yaml/bounded.py, and the review
 of a chart whose values file or rendered ResourceQuota is an alias bomb."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.engine.review import Engine, ReviewInput
-from bot.engine.yaml import bounded
-from bot.engine.yaml.blocks import load_mappings
-from bot.engine.yaml.bounded import (
+from bot.git.repo import GitRepo
+from bot.model.yaml import bounded
+from bot.model.yaml.blocks import load_mappings
+from bot.model.yaml.bounded import (
     EXPANSION_LIMIT,
     AliasBudgetError,
     anchor_names,
@@ -23,7 +24,6 @@ from bot.engine.yaml.bounded import (
     load_all,
     may_alias,
 )
-from bot.git.repo import GitRepo
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.engine.yaml.dump import WIDE, direct_lines, dump_lines
+from bot.model.yaml.dump import WIDE, direct_lines, dump_lines
 
 
 class Plain(yaml.CSafeDumper):  # the representer and resolver as PyYAML has them
@@ -211,7 +211,7 @@ def test_a_subtree_written_before_is_reused_only_where_it_stands_alike(
     # A CRD's next version shares its unchanged blocks with the one before: their lines are
     # written once, and a shared subtree elsewhere (another indentation, a list's item) is not
     # taken for them.
-    from bot.engine.yaml import dump
+    from bot.model.yaml import dump
 
     schema = {f"field{i}": {"type": "string", "description": f"the {i}th"} for i in range(40)}
     old = {"spec": {"versions": [{"name": "v1", "schema": schema}], "group": "x.io"}}

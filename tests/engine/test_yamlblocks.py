@@ -9,9 +9,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.engine.yaml import blocks as yamlblocks
-from bot.engine.yaml.blocks import load_mappings
-from bot.engine.yaml.errors import YAML_FAILURES
+from bot.model.yaml import blocks as yamlblocks
+from bot.model.yaml.blocks import load_mappings
+from bot.model.yaml.errors import YAML_FAILURES
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment

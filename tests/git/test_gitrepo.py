@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.chart.archive import chart_archive
+from bot.charts.archive import chart_archive
 from bot.git.repo import GitError, GitRepo
 from bot.lru import clear_all
 from tests.support.gitbuilder import GitBuilder

@@ -17,7 +17,7 @@ from bot.git.history import (
     parse_first_parent_log,
     pr_number,
 )
-from bot.git.repo import GitRepo
+from bot.git.repo import GIT_DATES_END, GitRepo
 from tests.support.gitbuilder import GitBuilder
 
 T0 = 1_700_000_000  # Nov 2023: dates git reads as dates
@@ -69,6 +69,15 @@ def test_each_first_parent_commit_is_read_with_its_parents_date_and_paths(g: Git
 def test_since_stops_at_older_commits(g: GitBuilder) -> None:
     entries = GitRepo(g.path).first_parent_log("develop", since=T0 + 3_500_000)
     assert [e.subject for e in entries] == ["add other", "docs"]
+
+
+def test_since_past_the_dates_git_reads_lists_nothing(g: GitBuilder) -> None:
+    """git takes no date from 2100 on and may then ignore --since and list everything; the
+    entries are held to `since` whatever git did."""
+    repo = GitRepo(g.path)
+    for since in (GIT_DATES_END, 32_472_144_000):  # 2100-01-01, 2999-01-01
+        assert repo.first_parent_log("develop", since=since) == []
+    assert len(repo.first_parent_log("develop", since=T0)) == 5
 
 
 def test_a_merge_is_its_second_parent_against_its_first(g: GitBuilder) -> None:

@@ -23,9 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.app.settings import SettingsError, render_limits
-from bot.engine.report import Finding, Report
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.report import Finding, Report
 from bot.render.base import RenderFailure
 from bot.render.cache import RenderCache
 from bot.render.child import manifests_reply, read_reply

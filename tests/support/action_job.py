@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from bot.cli.action_github import ACTIONS_APP_ID, ACTIONS_LOGIN
+from bot.action.api import ACTIONS_APP_ID, ACTIONS_LOGIN
 from tests.support.app_harness import example
 from tests.support.app_scenario import REPO, Scenario
 from tests.support.fakegithub import FakeGitHub

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.engine.config import CONFIG_PATH
+from bot.model.config import CONFIG_PATH
 from checks import REGISTRY
 from tests.support.charts import CT_LINT_PATH, CT_LINT_WORKFLOW, chart_files
 from tests.support.fakegithub import FakeGitHub

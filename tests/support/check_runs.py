@@ -1,6 +1,6 @@
 """What each check said in a review's check runs, whichever the layout: in the default one run
-`chart-review`, its section's heading (`### QoS classes: 1 failure`, bot/app/one_run.py) read back
-as the verdict the family's own run would have had (bot/app/publish.py's `family_verdict`); in the
+`chart-review`, its section's heading (`### QoS classes: 1 failure`, bot/report/one_run.py) read back
+as the verdict the family's own run would have had (bot/report/bodies.py's `family_verdict`); in the
 `per-check` layout, each run's conclusion. Keyed by the family's run name either way."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.app.publish import CHECK_RUN_NAME, CHECK_RUN_PREFIX
+from bot.report.bodies import CHECK_RUN_NAME, CHECK_RUN_PREFIX
 from checks import REGISTRY
 from tests.support.fakegithub.state import CheckRun
 

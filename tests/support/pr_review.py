@@ -10,10 +10,10 @@ import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.engine.config import CONFIG_PATH
-from bot.engine.report import Finding
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
+from bot.model.config import CONFIG_PATH
+from bot.model.report import Finding
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY

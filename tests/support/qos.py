@@ -8,9 +8,9 @@ from typing import Any
 
 import helm_python
 
-from bot.engine.config import Config
-from bot.engine.context import ChartContext, ChartRenders, Rendered, RenderError
-from bot.engine.manifests import Document, documents_from_text, parse_rendered
+from bot.model.config import Config
+from bot.model.context import ChartContext, ChartRenders, Rendered, RenderError
+from bot.model.manifests import Document, documents_from_text, parse_rendered
 
 CHART = "charts/tracebloc"
 NAMESPACE = "tracebloc"

@@ -1,6 +1,6 @@
 """GitHub code scanning's ingestion rules for a SARIF upload, as a check a test runs on what the
 command line writes: what GitHub requires of each run and result, and its limits (named in
-bot/cli/sarif.py), past which it refuses the upload or drops what it cannot place."""
+bot/report/sarif.py), past which it refuses the upload or drops what it cannot place."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import gzip
 import json
 from typing import Any
 
-from bot.cli.sarif import (
+from bot.report.sarif import (
     MAX_LOCATIONS_PER_RESULT,
     MAX_RESULTS_PER_RUN,
     MAX_RULES_PER_RUN,

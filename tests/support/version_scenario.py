@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.engine.config import Config
-from bot.engine.context import ChartContext, ChartRenders, OpenPR
-from bot.engine.rivals import comparable_prs
 from bot.git.repo import GitRepo
+from bot.model.config import Config
+from bot.model.context import ChartContext, ChartRenders, OpenPR
+from bot.model.rivals import comparable_prs
 from tests.support.charts import CT_LINT_PATH, CT_LINT_WHERE, CT_LINT_WORKFLOW
 from tests.support.gitbuilder import GitBuilder
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import helm_python
 import pytest
 
-from bot.engine.chart.schemas import archive_escape, archive_verdict
+from bot.charts.schemas import archive_escape, archive_verdict
 from bot.tarball.headers import Unreadable
 from bot.tarball.limits import LIMITS, MIB, ArchiveLimits
 from bot.tarball.reader import Budget, OverCap, members

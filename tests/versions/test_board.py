@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import versions as versions_cli
-from bot.engine.context import OpenPR
 from bot.git.repo import GitRepo
+from bot.model.context import OpenPR
 from bot.versions.board import board_json, board_markdown, build_board
 from checks.version import run
 from tests.support.gitbuilder import GitBuilder

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.context import OpenPR
-from bot.engine.read_ahead import read_ahead
+from bot.charts.read_ahead import read_ahead
 from bot.git.fork_points import fork_points
 from bot.git.objects import Commit, GitView, Tree
 from bot.git.repo import GitRepo
 from bot.lru import clear_all
+from bot.model.context import OpenPR
 from bot.versions.claims import BatchGit, open_claims
 from tests.support.gitbuilder import GitBuilder
 from tests.support.version_scenario import chart_yaml, write_chart
@@ -213,7 +213,7 @@ def _plain_view_is_a_git_view(view: PlainView) -> GitView:
 @pytest.mark.parametrize("chart", [APP, "charts/new"])
 def test_what_the_engine_reads_ahead_is_all_the_claims_read(built, chart: str) -> None:
     """While the charts render, the engine reads the open PRs' fork points and chart directories
-    (bot/engine/read_ahead.py); the claims then ask git for nothing more, and are the same."""
+    (bot/charts/read_ahead.py); the claims then ask git for nothing more, and are the same."""
     g, prs = built
     develop = g.sha("develop")
     expected = open_claims(PlainView(GitRepo(g.path)), chart, prs, develop)

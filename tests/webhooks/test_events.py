@@ -4,9 +4,10 @@ from typing import Any
 
 import pytest
 
+from bot.app.commands import parse_command
 from bot.app.jobspec import CommandJob, RecheckJob, RepoRef, ReviewJob
 from tests.support.paths import WEBHOOKS
-from webhooks.events import PayloadError, Routed, parse_command, route
+from webhooks.events import PayloadError, Routed, route
 
 DELIVERY = "0b989ba4-242f-11e5-81e1-c7b6966d2516"
 HEAD = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"

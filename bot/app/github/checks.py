@@ -13,7 +13,7 @@ from typing import Any
 
 from github.Requester import Requester
 
-from bot.app.publish import ANNOTATIONS_PER_REQUEST, CheckRunOutput
+from bot.report.bodies import ANNOTATIONS_PER_REQUEST, CheckRunOutput
 
 IN_PROGRESS, COMPLETED = "in_progress", "completed"
 RUNS_PER_PAGE = 100  # GitHub's largest page of check runs

@@ -1,6 +1,6 @@
 """One repository through one installation's token: read PR state, publish a review's results.
 
-I/O only: what to say comes from `bot/app/publish.py`. Every call that reaches GitHub goes through
+I/O only: what to say comes from `bot/report/bodies.py`. Every call that reaches GitHub goes through
 `RepoClient._call`, which fetches a new token and tries once more when GitHub answers 401 (the
 cached token expired early or was revoked).
 """
@@ -18,9 +18,9 @@ from github.NamedUser import NamedUser
 from github.PullRequest import PullRequest
 
 from bot.app.github import checks as github_checks
-from bot.app.inline import InlineComment, PostedComment
-from bot.app.publish import SUMMARY_MARKER, CheckRunOutput
-from bot.engine.context import OpenPR
+from bot.model.context import OpenPR
+from bot.report.bodies import SUMMARY_MARKER, CheckRunOutput
+from bot.report.inline import InlineComment, PostedComment
 
 T = TypeVar("T")
 ROLES = ("admin", "maintain", "write", "triage", "read")

@@ -4,17 +4,26 @@ verdict, a line per finding, a line per chart's diff), so that a scenario fits a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.rule import Rule
 
 from bot.cli.terminal.report import report_blocks, show
 from bot.cli.terminal.text import DIM, open_console, plain, prose
-from bot.engine.markdown import Section
 from bot.engine.review import ReviewResult
+from bot.report.markdown import Section
 
-if TYPE_CHECKING:
-    from bot.cli.demo import DemoPR
+
+class DemoPR(Protocol):
+    """What the terminal shows of a demo PR (bot/cli/demo.py's, which imports this module)."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def branch(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+
 
 SCENARIO = "Scenario: {name}"
 PR_LINE = "PR #{number} ({branch}): {title}"

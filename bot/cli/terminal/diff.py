@@ -7,11 +7,11 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from bot.cli.terminal.text import DIM, HEADING, plain
-from bot.engine import diff_section
-from bot.engine.diff_section import SAID, SAME, groups, report_diffs, unchanged_line
-from bot.engine.markdown_safe import show_hidden
-from bot.engine.rendered_diff import CHANGED, UNCHANGED, ChartDiff
-from bot.engine.report import Report
+from bot.model.markdown_safe import show_hidden
+from bot.model.rendered_diff import CHANGED, UNCHANGED, ChartDiff
+from bot.model.report import Report
+from bot.report import diff_section
+from bot.report.diff_section import SAID, SAME, groups, report_diffs, unchanged_line
 from bot.textlines import git_lines
 
 TITLE = diff_section.HEADING.lstrip("# ")  # the markdown's heading, without its `###`

@@ -14,7 +14,8 @@ from rich.text import Text
 
 from bot.cli.terminal.diff import diff_block, diff_summary
 from bot.cli.terminal.text import DIM, HEADING, SEVERITY_STYLE, VERDICT_STYLE, plain, prose
-from bot.engine.markdown import (
+from bot.model.report import Finding, Report, icon
+from bot.report.markdown import (
     FOLDED,
     SILENT,
     Section,
@@ -25,7 +26,6 @@ from bot.engine.markdown import (
     verdict_icon,
     version_phrase,
 )
-from bot.engine.report import Finding, Report, icon
 
 EXPLAIN_TITLE = "Considered and left alone"
 NO_CHART = "No chart changed."

@@ -13,11 +13,11 @@ import re
 from rich.console import Console
 from rich.text import Text
 
-from bot.engine.markdown_safe import show_hidden
-from bot.engine.report import Severity
+from bot.model.markdown_safe import show_hidden
+from bot.model.report import Severity
 
 SEVERITY_STYLE = {Severity.FAILURE: "bold red", Severity.WARNING: "yellow", Severity.NOTICE: "blue"}
-# The verdict's icon (bot/engine/markdown.py) → its colour.
+# The verdict's icon (bot/report/markdown.py) → its colour.
 VERDICT_STYLE = {"❌": "bold red", "⚠️": "bold yellow", "✅": "bold green"}
 HEADING = "bold underline"
 DIM = "dim"

@@ -1,0 +1,56 @@
+"""`python -m bot.cli.schema_docs`: docs/config.schema.json, the JSON Schema of
+`.github/chart-review.yml`, generated from the config's models (bot/model/config.py) and the
+registry's check names, so that an editor can complete and check the file. A test fails when the
+committed file is not what this writes (tests/cli/test_schema_docs.py).
+
+The models stay the authority: the schema says the keys and types, and `checks:` the names of the
+checks; what only a validator says (a `kube_version` the renderer can read, `links.repositories`
+patterns, a dependency's URL scheme) the bot still refuses with the key and line, as it always did."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot.model.config import CONFIG_PATH, TOP_LEVEL_CHECKS, Config
+from checks import REGISTRY
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+CONFIG_SCHEMA = DOCS / "config.schema.json"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def config_schema() -> dict[str, Any]:
+    """The config's JSON Schema (draft 2020-12, as pydantic writes it), titled for the file."""
+    schema = Config.model_json_schema()
+    checks = schema["properties"]["checks"]
+    # The names parse_config accepts under `checks:`: the version and probes checks have theirs
+    # at the top level, and any other name is an error there too.
+    names = sorted(n for n in REGISTRY.names if n not in TOP_LEVEL_CHECKS)
+    checks["propertyNames"] = {"enum": names}
+    return {
+        "$schema": DRAFT,
+        "title": f"chart-review config ({CONFIG_PATH})",
+        "description": (
+            "Read at the PR's base. Generated from bot/model/config.py by "
+            "`python -m bot.cli.schema_docs`; the README's Configuration section says what each "
+            "key does."
+        ),
+        **{k: v for k, v in schema.items() if k != "title"},
+    }
+
+
+def config_schema_text() -> str:
+    return json.dumps(config_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> int:
+    CONFIG_SCHEMA.write_text(config_schema_text())
+    print(f"wrote {CONFIG_SCHEMA}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -11,10 +10,21 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from bot.charts.archive import Layer, UnsafeTreeError, chart_archive, check_entry
 from bot.charts.crds import SideCapabilities, chart_capabilities
-from bot.charts.dependencies import DependencyError, LocalChart, content_id, local_charts
-from bot.charts.fetching import NOTHING, Fetch, FetchedDependencies, fetch_dependencies
+from bot.charts.dependencies import DependencyError
+from bot.charts.fetching import Fetch, fetch_dependencies
+from bot.charts.helm_input import (
+    ChartArchiver,
+    checked_charts,
+    schema_files,
+    unsafe_schemas,
+)
+from bot.charts.lint_plan import (
+    lint_at_head,
+    lint_matters,
+    output_twins,
+    says_something,
+)
 from bot.charts.profile_render import render_profile
 from bot.charts.profiles import (
     NO_OVERRIDE,
@@ -22,40 +32,21 @@ from bot.charts.profiles import (
     ValuesOverride,
     discover_profiles,
 )
-from bot.charts.schemas import (
-    NOT_HANDED_ON,
-    SCHEMA_FILE,
-    ArchiveVerdict,
-    archive_verdict,
-    schema_escape,
-)
 from bot.charts.selection import chart_meta
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
-from bot.lru import BoundedCache
 from bot.model.chart_files import (
-    HELMIGNORE,
     chart_file,
-    dir_prefix,
-    ignored,
-    is_vendored_archive,
-    parse_rules,
 )
 from bot.model.config import Config
-from bot.model.context import ChartRenders, LintSeverity, Rendered, RenderError
-from bot.model.rendered_diff import RELEASE_NOISE, renders_alike
+from bot.model.context import ChartRenders, Rendered, RenderError
 from bot.model.report import RenderErrorEntry
 from bot.render.base import RENDER_WORKERS, Renderer
 from bot.render.cache import RenderCache
 from bot.render.lint import can_lint
-from bot.tarball.reader import ONE_CHART, Budget, OverCap
-from bot.textlines import git_lines
 
 SIDES = ("base", "head")
-# Vendored subchart archives by blob id → why one must be refused (None: safe) and what reading it
-# cost, read once.
-_VENDORED: BoundedCache[str, ArchiveVerdict] = BoundedCache(4096)
 # Twice as many threads as render processes (which bound the renders under way: the sandbox's pool,
 # the helm binary's semaphore). A thread does Python around its render (the values, the archive,
 # then parsing what came back): with one thread per process, the process sat idle meanwhile. Over a
@@ -115,7 +106,7 @@ class _Job:
     side: str
     profile: Profile
     tree: GitTree
-    archiver: _Archiver
+    archiver: ChartArchiver
     caps: SideCapabilities
 
 
@@ -176,7 +167,7 @@ class PendingChart:
         """The head profiles not linted early whose lint may say what the base's does not, but
         for those whose render is another's byte for byte (output_twins)."""
         base, head = self._sides["base"], self._sides["head"]
-        names = [n for n in sorted(head) if n not in self._early and _lint_matters(n, base, head)]
+        names = [n for n in sorted(head) if n not in self._early and lint_matters(n, base, head)]
         twins = output_twins(head, [*self._early, *names], first=list(self._early))
         return [n for n in names if n not in twins]
 
@@ -226,7 +217,7 @@ def _then_base(
     PR adds one (checks/lint.py compares an added profile with them all)."""
     head = {n: future.result() for n, future in at_head.items()}
     head |= {n: head[twin] for n, twin in (twins or {}).items() if twin in head}
-    if not _says_something(head[n] for n in wanted if n in head):
+    if not says_something(head[n] for n in wanted if n in head):
         return {"head": head}
     added = any(n not in base for n in wanted)
     asked = sorted(base) if added else [n for n in wanted if n in base]
@@ -234,25 +225,6 @@ def _then_base(
     relinted = lint("base", [n for n in asked if n not in alike])
     linted = {n: future.result() for n, future in relinted.items()}
     return {"head": head, "base": linted | {n: linted[t] for n, t in alike.items() if t in linted}}
-
-
-def output_twins(
-    side: Mapping[str, Rendered], names: Sequence[str], first: Sequence[str] = ()
-) -> dict[str, str]:
-    """Among `names`, each profile whose render is byte for byte another's (`Rendered.output`),
-    with that other one: Helm's lint reads the chart and the render, so the same output gets the
-    same messages, and is linted once. Those in `first` (linted already) are the ones kept."""
-    kept: dict[str, str] = {}
-    twins: dict[str, str] = {}
-    for name in sorted(names, key=lambda n: n not in first):
-        output = side[name].output if name in side else None
-        if output is None:
-            continue
-        if output in kept:
-            twins[name] = kept[output]
-        else:
-            kept[output] = name
-    return twins
 
 
 def _with_lint(rendered: Rendered, linted: Rendered | None) -> Rendered:
@@ -274,7 +246,7 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
     all_profiles: dict[str, Profile] = {}
     dependencies: dict[str, Mapping[str, str]] = {}
     jobs: list[list[_Job]] = []
-    archivers: dict[str, _Archiver] = {}
+    archivers: dict[str, ChartArchiver] = {}
     for side in SIDES:
         if not source.exists(side):
             continue
@@ -309,7 +281,7 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
             continue
         dependencies[side] = fetched.versions or {}
         repo = settings.repo
-        archiver = _Archiver(repo, tree, charts, frozenset(unvalidated[side]), fetched)
+        archiver = ChartArchiver(repo, tree, charts, frozenset(unvalidated[side]), fetched)
         caps = chart_capabilities(repo, tree, source.path, settings.capabilities, charts)
         jobs.append([_Job(side, p, tree, archiver, caps) for p in profiles.values()])
         archivers[side] = archiver
@@ -420,42 +392,6 @@ def _lint_only(settings: RenderSettings) -> RenderSettings:
     return replace(settings, parse_only=frozenset())
 
 
-def lint_at_head(base: Mapping[str, Rendered], head: Mapping[str, Rendered]) -> list[str]:
-    """The head profiles whose lint may say something the base's does not: every one whose render
-    the PR changed (or failed, or the base lacks), and the first profile in any case, for what
-    lint says of the chart itself (Chart.yaml, dependencies, file names), the same on every
-    profile. A profile rendering at both sides into the same objects but for what every release
-    changes (the chart's version in labels, checksums, a generated CA) is given the same inputs
-    by the PR as by its base, and lint would repeat the base's messages: folded as pre-existing,
-    at 30-40x a render's cost."""
-    names = [n for n in sorted(head) if _lintable(head[n])]
-    return [n for i, n in enumerate(names) if i == 0 or _lint_matters(n, base, head)]
-
-
-def _lint_matters(name: str, base: Mapping[str, Rendered], head: Mapping[str, Rendered]) -> bool:
-    """Lintable at head, and rendered by the PR into something the base did not render."""
-    rendered = head[name]
-    return _lintable(rendered) and (
-        name not in base or not renders_alike(base[name], rendered, RELEASE_NOISE)
-    )
-
-
-def _lintable(rendered: Rendered) -> bool:
-    """Rendered, or failed on the chart's own error (which names its template): not stopped by a
-    limit, which a second request would only meet again (a hanging chart would hold a worker
-    twice as long)."""
-    return rendered.error is None or rendered.error.template is not None
-
-
-def _says_something(rendered: Iterable[Rendered]) -> bool:
-    """A lint warning or error at head, which the base's lint may already have had."""
-    return any(
-        m.severity in (LintSeverity.WARNING, LintSeverity.ERROR)
-        for r in rendered
-        for m in r.lint or ()
-    )
-
-
 def render_in_order(
     starts: Iterable[Callable[[], PendingChart]], ahead: int = CHARTS_AHEAD
 ) -> Iterator[ChartRenders]:
@@ -498,164 +434,6 @@ def _spec(profile: Profile) -> Any:
         values=dict(profile.inline) if profile.inline is not None else None,
         arbitrary_uid=profile.arbitrary_uid,
     )
-
-
-def checked_charts(tree: GitTree, chart_dir: str) -> tuple[tuple[LocalChart, ...], str | None]:
-    """The chart and its `file://` dependencies, or why one of their trees is refused. Raises
-    DependencyError for a dependency that cannot be resolved."""
-    reason = unsafe_reason(tree, chart_dir)
-    if reason is not None:
-        return (), reason
-    try:
-        charts = local_charts(tree, chart_dir)
-    except UnsafeTreeError as exc:
-        return (), str(exc)
-    for directory in dict.fromkeys(c.directory for c in charts[1:]):
-        reason = unsafe_reason(tree, directory)
-        if reason is not None:
-            return (), reason
-    return charts, None
-
-
-def unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
-    """Why the directory's tree is refused (a symbolic link, a submodule, a vendored archive that
-    escapes), or None. Remembered by the directory's tree id: the base of every PR against develop,
-    and a replay's next change of the chart, ask again of the same tree."""
-    tree_id = tree.tree_id(chart_dir)
-    if tree_id is None:
-        return _unsafe_reason(tree, chart_dir)
-    make = partial(_unsafe_reason, tree, chart_dir)
-    return _REFUSED.get_or_make((tree_id, chart_dir), lambda: (make(),))[0]
-
-
-def _unsafe_reason(tree: GitTree, chart_dir: str) -> str | None:
-    together = Budget(scope=ONE_CHART)  # what the chart's archives cost the pre-check, in all
-    for path in helm_reads(tree, chart_dir):
-        entry = tree.entry(path)
-        if entry is None:
-            continue
-        try:
-            check_entry(path, entry)
-        except UnsafeTreeError as exc:
-            return str(exc)
-        if entry.kind == "blob" and is_vendored_archive(path, chart_dir):
-            verdict = _VENDORED.get_or_make(entry.oid, partial(_archive_verdict, tree, path))
-            if verdict.why is not None:
-                return f"{path}: {verdict.why}; {NOT_HANDED_ON}"
-            try:
-                together.charge(verdict.cost)
-            except OverCap as exc:
-                return f"{chart_dir}: its vendored archives hold {exc}; {NOT_HANDED_ON}"
-    return None
-
-
-def _archive_verdict(tree: GitTree, path: str) -> ArchiveVerdict:
-    return archive_verdict(tree.read(path) or b"")
-
-
-def unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
-    """The chart's (and unpacked subcharts') schema files that reach outside the chart, by
-    repository path, with why: they are left out of the archive (bot/charts/schemas.py).
-    Remembered by the directory's tree id, as unsafe_reason."""
-    tree_id = tree.tree_id(chart_dir)
-    if tree_id is None:
-        return _unsafe_schemas(tree, chart_dir)
-    make = partial(_unsafe_schemas, tree, chart_dir)
-    return dict(_ESCAPING.get_or_make((tree_id, chart_dir), make))
-
-
-# What a directory's tree says of itself, by (tree id, where it stands: the messages name paths).
-_TREES_KEPT = 512
-_REFUSED: BoundedCache[tuple[str, str], tuple[str | None]] = BoundedCache(_TREES_KEPT)
-_ESCAPING: BoundedCache[tuple[str, str], dict[str, str]] = BoundedCache(_TREES_KEPT)
-
-
-def helm_reads(tree: GitTree, chart_dir: str) -> list[str]:
-    """The chart's files Helm's loader reads: those its `.helmignore` leaves in. What it names (a
-    symbolic link a chart keeps for its developers, say) Helm never opens, so no check refuses the
-    chart for it."""
-    prefix = dir_prefix(chart_dir)
-    rules = parse_rules(git_lines(tree.text(f"{prefix}{HELMIGNORE}") or ""))
-    paths = tree.paths(chart_dir)
-    if not rules:
-        return list(paths)
-    return [p for p in paths if not ignored(p[len(prefix) :], rules)]
-
-
-def schema_files(tree: GitTree, charts: Sequence[LocalChart]) -> list[str]:
-    """Every `values.schema.json` Helm would read in the charts (subcharts' included)."""
-    return [
-        p
-        for c in charts
-        for p in helm_reads(tree, c.directory)
-        if p.rsplit("/", 1)[-1] == SCHEMA_FILE
-    ]
-
-
-def _unsafe_schemas(tree: GitTree, chart_dir: str) -> dict[str, str]:
-    found = {}
-    for path in helm_reads(tree, chart_dir):
-        if path.rsplit("/", 1)[-1] == SCHEMA_FILE:
-            why = schema_escape(tree.text(path) or "")
-            if why is not None:
-                found[path] = why
-    return found
-
-
-class _Archiver:
-    """Builds the chart's archive, with its `file://` dependencies under `charts/`, only when a
-    render actually needs it (a cache miss), once."""
-
-    def __init__(
-        self,
-        repo: GitRepo,
-        tree: GitTree,
-        charts: Sequence[LocalChart],
-        left_out: frozenset[str] = frozenset(),
-        fetched: FetchedDependencies = NOTHING,
-    ) -> None:
-        self.repo, self.tree, self.charts = repo, tree, tuple(charts)
-        self.left_out = left_out | fetched.stale  # repository paths
-        self.fetched = fetched
-        self._archive: bytes | None = None
-        self._lock = threading.Lock()
-
-    def content_id(self) -> str:
-        """What the render cache keys the archive by: every chart directory's tree id, and every
-        fetched archive's sha256 (and which committed archives it replaced)."""
-        ids = [(c.prefix, self.tree.tree_id(c.directory) or "") for c in self.charts]
-        ids += [(path, oid) for path, oid, _ in self.fetched.members]
-        ids += [(f"-{path}", "") for path in sorted(self.fetched.stale)]
-        return content_id(ids)
-
-    def archive(self) -> bytes:
-        with self._lock:
-            return self._build()
-
-    def _build(self) -> bytes:
-        if self._archive is None:
-            root, *dependencies = (self._layer(c) for c in self.charts)
-            self._archive = chart_archive(
-                self.repo,
-                self.tree.commit,
-                root.directory,
-                root.keep,
-                dependencies,
-                self.fetched.members,
-            )
-        return self._archive
-
-    def _layer(self, chart: LocalChart) -> Layer:
-        # Helm's own directory loader skips what .helmignore names, and `helm dependency build`
-        # packages each dependency so, by its own: an archive must be built so.
-        prefix = dir_prefix(chart.directory)
-        rules = parse_rules(git_lines(self.tree.text(f"{prefix}{HELMIGNORE}") or ""))
-        left_out = frozenset(p[len(prefix) :] for p in self.left_out if p.startswith(prefix))
-        return Layer(
-            chart.directory,
-            chart.prefix,
-            lambda rel: rel not in left_out and not ignored(rel, rules),
-        )
 
 
 def render_error_entries(renders: ChartRenders) -> tuple[RenderErrorEntry, ...]:

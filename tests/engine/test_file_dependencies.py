@@ -331,16 +331,16 @@ def test_a_directory_refused_is_refused_again_by_its_tree_alone(
 ) -> None:
     # The next commit leaves the dependency's directory as it was: its tree id says the same,
     # and nothing in it is read again (the base of every PR against develop asks this).
-    from bot.charts import renders
+    from bot.charts import helm_input
 
     repo.branch("pr").symlink("charts/common/files/key.txt", str(tmp_path / "x"))
     first = repo.commit("link").sha("pr")
     second = repo.write("charts/web/values.yaml", "a: 2\n").commit("values").sha("pr")
     git = GitRepo(repo.path)
-    said = renders.unsafe_reason(git.tree(first), "charts/common")
+    said = helm_input.unsafe_reason(git.tree(first), "charts/common")
     assert said is not None and "charts/common/files/key.txt: is a symbolic link" in said
     looked: list[str] = []
-    monkeypatch.setattr(renders, "check_entry", lambda path, entry: looked.append(path))
-    assert renders.unsafe_reason(git.tree(second), "charts/common") == said
+    monkeypatch.setattr(helm_input, "check_entry", lambda path, entry: looked.append(path))
+    assert helm_input.unsafe_reason(git.tree(second), "charts/common") == said
     assert not looked
-    assert renders.unsafe_reason(git.tree(second), "charts/web") is None and looked  # read once
+    assert helm_input.unsafe_reason(git.tree(second), "charts/web") is None and looked  # read once

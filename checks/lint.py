@@ -15,9 +15,8 @@ from collections.abc import Iterable
 
 from bot.git.objects import Tree
 from bot.model.chart_files import read_chart_meta
-from bot.model.check import Check
+from bot.model.check import Check, Need
 from bot.model.context import (
-    LINT_CHECK,
     ChartContext,
     ChartRenders,
     LintMessage,
@@ -27,7 +26,7 @@ from bot.model.context import (
 from bot.model.report import Finding, Severity
 from checks.kit.delta import Issue, compare
 
-NAME = LINT_CHECK
+NAME = "lint"
 ERROR, WARNING = "error", "warning"
 # An error on a profile the base could not render: lint there stopped at the render's failure, so
 # whether the base had this error too is unknown.
@@ -168,4 +167,4 @@ def _infos(messages: Iterable[LintMessage]) -> list[LintMessage]:
     return [m for m in messages if m.severity == LintSeverity.INFO]
 
 
-CHECK = Check(NAME, "Lint", run, "chart", explain=explain, quiet=True)
+CHECK = Check(NAME, "Lint", run, "chart", explain=explain, quiet=True, needs=frozenset({Need.LINT}))

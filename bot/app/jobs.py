@@ -42,6 +42,7 @@ from bot.render.deps.store import DependencyStore
 from bot.render.sandbox import SandboxedHelm
 from bot.report.bodies import CheckRunOutput
 from bot.versions.board import board_markdown, build_board
+from bot.versions.options import version_options
 from bot.versions.watch import claimants, claimed_versions
 
 log = logging.getLogger(__name__)
@@ -308,7 +309,7 @@ class Worker:
         if develop is None:
             return
         prs = [p.open_pr() for p in open_prs if git.resolve(p.head_sha)]
-        ignore = tuple(config.version.ignore)
+        ignore = tuple(version_options(config).ignore)
         board = build_board(git, develop.sha, prs, ignore=ignore, branch=branch_name(develop.name))
         client.upsert_issue(BOARD_TITLE, board_markdown(board))
 

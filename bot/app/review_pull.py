@@ -91,7 +91,7 @@ def integration_branch_of(git: GitRepo, default_branch: str) -> Branch | None:
 def target_config(git: GitRepo, target: str) -> tuple[Config | None, str | None]:
     try:
         text = git.tree(target).text(CONFIG_PATH)
-        return parse_config(text, known_checks=REGISTRY.names), None
+        return parse_config(text, known_checks=REGISTRY.options), None
     except ConfigError as exc:
         return None, str(exc)
 

@@ -232,7 +232,7 @@ def develop_commit(repo: GitRepo, requested: str | None, base: str) -> str | Non
         found = integration_branch(repo)
         return found.sha if found else None
     tree = repo.tree(target)
-    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.names)
+    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.options)
     ct = load_ct_config(tree)
     found = integration_branch(repo, config.develop, target_refs=ct.target_refs)
     return found.sha if found else None

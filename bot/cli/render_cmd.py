@@ -89,7 +89,7 @@ def render_one(
     chart = args.chart.strip("/") or "."
     if tree.read(chart_file(chart)) is None:
         raise UsageError(f"--chart {chart}: no Chart.yaml there at {args.ref}")
-    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.names)
+    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.options)
     profile = chosen_profile(chart, tree, config, args.profile, args.ref)
     capabilities = Capabilities(
         parse_kube_version(args.kube_version, "--kube-version")

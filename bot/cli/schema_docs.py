@@ -1,6 +1,7 @@
 """`python -m bot.cli.schema_docs`: docs/config.schema.json, the JSON Schema of
 `.github/chart-review.yml`, generated from the config's models (bot/model/config.py) and the
-registry's check names, so that an editor can complete and check the file. A test fails when the
+options each registered check declares (its model, under `checks:` or at the top level), so that
+an editor can complete and check the file. A test fails when the
 committed file is not what this writes (tests/cli/test_schema_docs.py).
 
 The models stay the authority: the schema says the keys and types, and `checks:` the names of the
@@ -14,7 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.model.config import CONFIG_PATH, TOP_LEVEL_CHECKS, Config
+from pydantic import BaseModel, Field, create_model
+
+from bot.model.config import CONFIG_PATH, CheckConfig, Config
 from checks import REGISTRY
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -24,12 +27,18 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 def config_schema() -> dict[str, Any]:
     """The config's JSON Schema (draft 2020-12, as pydantic writes it), titled for the file."""
-    schema = Config.model_json_schema()
+    schema = _file_model().model_json_schema()
     checks = schema["properties"]["checks"]
-    # The names parse_config accepts under `checks:`: the version and probes checks have theirs
-    # at the top level, and any other name is an error there too.
-    names = sorted(n for n in REGISTRY.names if n not in TOP_LEVEL_CHECKS)
-    checks["propertyNames"] = {"enum": names}
+    # The names parse_config accepts under `checks:`: a check whose options sit at the top level
+    # is an error there, as is any name that is no check.
+    under = [o for o in REGISTRY.options if not o.top_level]
+    checks["propertyNames"] = {"enum": sorted(o.name for o in under)}
+    own = {o.name: o.model for o in under if o.model is not CheckConfig}
+    if own:
+        checks["properties"] = {n: {"$ref": f"#/$defs/{m.__name__}"} for n, m in own.items()}
+        for model in own.values():
+            part = model.model_json_schema(ref_template="#/$defs/{model}")
+            schema["$defs"].update({**part.pop("$defs", {}), model.__name__: part})
     return {
         "$schema": DRAFT,
         "title": f"chart-review config ({CONFIG_PATH})",
@@ -40,6 +49,14 @@ def config_schema() -> dict[str, Any]:
         ),
         **{k: v for k, v in schema.items() if k != "title"},
     }
+
+
+def _file_model() -> type[BaseModel]:
+    """The file's whole model: the config's settings and the top-level checks' options."""
+    tops: dict[str, Any] = {
+        o.name: (o.model, Field(default_factory=o.model)) for o in REGISTRY.options if o.top_level
+    }
+    return create_model("Config", __base__=Config, **tops)
 
 
 def config_schema_text() -> str:

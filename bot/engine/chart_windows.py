@@ -24,8 +24,8 @@ from bot.engine.subcharts import attribute_subcharts
 from bot.engine.suggestions import Budget, verify_suggestions
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
-from bot.model.check import Check, Registry
-from bot.model.context import DUPLICATES_CHECK, ChartRenders, Context, OpenPR
+from bot.model.check import Check, Need, Registry
+from bot.model.context import ChartRenders, Context, OpenPR
 from bot.model.rendered_diff import rendered_diffs
 from bot.model.report import NOT_REVIEWED, ChartSummary, Finding
 from bot.render.base import RENDER_WORKERS
@@ -91,6 +91,11 @@ class ChartsChecked:
     present: set[str] = field(default_factory=set)  # the profiles of the charts so far
     _theirs: OtherRenders | None = None
 
+    @property
+    def compares_others(self) -> bool:
+        """Whether a check will read other open PRs' renders: only then are they made."""
+        return any(Need.OTHER_RENDERS in c.needs for c in self.enabled)
+
     def await_early(self, check: str) -> None:
         """What `check` began early is done, failed or not: a failure is the run's to meet (it
         does the same work again, inside the engine's containment, and reports what failed)."""
@@ -112,7 +117,7 @@ class ChartsChecked:
 
     def other_renders(self, repo: GitRepo, ctx: Context) -> Future[OtherRenders] | None:
         """Other open PRs' renders of the charts, started for the duplicates check."""
-        if not ctx.open_prs or not any(c.name == DUPLICATES_CHECK for c in self.enabled):
+        if not ctx.open_prs or not self.compares_others:
             return None
         charts = (*self.kept, *ctx.charts)
         target, base = ctx.target.commit, self.sides[0]
@@ -125,7 +130,7 @@ class ChartsChecked:
     ) -> Context:
         """What a repository check reads: every chart kept, and for the duplicates check, the
         other PRs' renders (waited for only there)."""
-        if check.name == DUPLICATES_CHECK and theirs is not None and self._theirs is None:
+        if Need.OTHER_RENDERS in check.needs and theirs is not None and self._theirs is None:
             self._theirs = theirs.result()
         return replace(ctx, charts=(*self.kept, *ctx.charts), other_renders=self._theirs or {})
 
@@ -150,7 +155,7 @@ class ChartsChecked:
                     version_head=chart_meta(head, c.path).version,
                     profiles=tuple(sorted(set(c.base) | set(c.head))),
                     render_errors=render_error_entries(c),
-                    extra=self.chart_data[c.path],
+                    extra={**registry.empty_chart_data(), **self.chart_data[c.path]},
                     not_reviewed=_not_reviewed(found, c.path),
                 )
             )
@@ -165,8 +170,7 @@ class ChartsChecked:
     def _kept(self, chart: ChartRenders, ctx: Context) -> ChartRenders:
         if not self.bounded:
             return chart
-        duplicates = ctx.open_prs and any(c.name == DUPLICATES_CHECK for c in self.enabled)
-        if duplicates and changed_profiles(chart, ctx.config.diff):
+        if ctx.open_prs and self.compares_others and changed_profiles(chart, ctx.config.diff):
             return chart
         return replace(chart, base={}, head={})
 

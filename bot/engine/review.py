@@ -28,10 +28,9 @@ from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
 from bot.git.repo import GitRepo
 from bot.kube.capabilities import Capabilities
-from bot.model.check import Check, Registry
+from bot.model.check import Check, Need, Registry
 from bot.model.config import CONFIG_PATH, Config, parse_config
 from bot.model.context import (
-    LINT_CHECK,
     ChartContext,
     Context,
     OpenPR,
@@ -270,7 +269,7 @@ class Engine:
             override=inp.values,
             fetch=fetch,
             # `helm lint` costs more than the render: only when a check will read it.
-            lint=any(c.name == LINT_CHECK for c in enabled),
+            lint=any(Need.LINT in c.needs for c in enabled),
         )
         # Every chart's profiles go to the render pool as the charts are read, not chart by chart;
         # the charts come back in the order of `dirs`.
@@ -365,13 +364,13 @@ class Engine:
         theirs = run.other_renders(self.repo, ctx) if last else None
         t1 = time.perf_counter()
         found: list[Finding] = []
-        # The lint check last, as its renders' lint comes in while the others run.
-        for check in sorted(run.enabled, key=lambda c: c.name == LINT_CHECK):
+        # The checks reading lint last, as their renders' lint comes in while the others run.
+        for check in sorted(run.enabled, key=lambda c: Need.LINT in c.needs):
             if check.scope == "repo" and not last:
                 continue
             c0 = time.perf_counter()
             run.await_early(check.name)
-            if check.name == LINT_CHECK:
+            if Need.LINT in check.needs:
                 ctx = replace(ctx, charts=tuple(chart.result() for chart in window))
                 self.timings.render += time.perf_counter() - c0
                 c0 = time.perf_counter()
@@ -390,7 +389,7 @@ class Engine:
     def load_config(self, commit: str, path: str = CONFIG_PATH) -> Config:
         text = self.repo.tree(commit).text(path)
         # ConfigError names the key and line
-        return parse_config(text, source=path, known_checks=self.registry.names)
+        return parse_config(text, source=path, known_checks=self.registry.options)
 
     def enabled_checks(self, config: Config, only: Sequence[str]) -> list[Check[Any]]:
         return [c for c in self.registry if config.enabled(c.name) and (not only or c.name in only)]

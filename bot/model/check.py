@@ -7,10 +7,13 @@ for the JSON report, its own markdown section, and lines for `--explain`. The en
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Generic, Literal, TypeVar
 
+from bot.model.config import CheckConfig, CheckOptions
 from bot.model.context import ChartContext, Context
 from bot.model.report import Finding, Report
 
@@ -31,6 +34,15 @@ class Section:
 
     def shown(self, report: Report) -> bool:
         return not self.quiet or bool(report.findings_for(self.name))
+
+
+class Need(StrEnum):
+    """Costly work the engine does only for a check that declares it needs it."""
+
+    # Helm's lint of every head profile (`Rendered.lint`): it costs more than the render.
+    LINT = "lint"
+    # Other open PRs' renders of the charts (`Context.other_renders`), at their heads.
+    OTHER_RENDERS = "other-renders"
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,15 @@ class Check(Generic[C]):
     # as the review begins, so that the check's run finds it in its memos. Returns nothing; its
     # errors are the run's to meet and report.
     early: Callable[[Context, str], None] | None = None
+    # What the engine must make for this check beyond the PR's own renders.
+    needs: frozenset[Need] = frozenset()
+    # The model of its options in the config file (enabled and severity at least), and whether
+    # they sit at a top-level key named for the check rather than under `checks:`.
+    options: type[CheckConfig] = CheckConfig
+    options_top_level: bool = False
+    # The keys `chart_data` gives, with what a chart has under each when the check gave nothing
+    # (it was off, or the chart was not reviewed): the JSON report has them on every chart.
+    chart_data_empty: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,19 @@ class Registry:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.checks)
+
+    @property
+    def options(self) -> tuple[CheckOptions, ...]:
+        """What the config parser knows of each check's options (`parse_config`'s
+        `known_checks`)."""
+        return tuple(CheckOptions(c.name, c.options, c.options_top_level) for c in self.checks)
+
+    def empty_chart_data(self) -> dict[str, Any]:
+        """Every check's chart data as a chart has it before any check gives its own."""
+        out: dict[str, Any] = {}
+        for check in self.checks:
+            out.update(copy.deepcopy(dict(check.chart_data_empty or {})))
+        return out
 
     def by_name(self, name: str) -> Check[Any] | None:
         return next((c for c in self.checks if c.name == name), None)

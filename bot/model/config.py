@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Collection
-from typing import Any, Literal
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -24,8 +25,6 @@ from bot.model.yaml.errors import YAML_FAILURES, problem_at
 from bot.textlines import git_line
 
 CONFIG_PATH = ".github/chart-review.yml"
-# Checks whose options live at the top level of the file rather than under `checks:`.
-TOP_LEVEL_CHECKS = ("version", "probes")
 
 SeverityName = Literal["failure", "warning", "notice"]
 # How a review's verdict is published as check runs: `one` run named `chart-review` with a section
@@ -69,22 +68,23 @@ class CheckConfig(_Strict):
     severity: SeverityName | dict[str, SeverityName] | None = None
 
 
-BumpMode = Literal["per-change", "at-release"]
+OptionsT = TypeVar("OptionsT", bound=CheckConfig)
 
 
-class VersionConfig(CheckConfig):
-    ignore: list[str] = Field(default_factory=list)
-    # Whether a PR that changes a chart must bump its version: what the repository declares, read
-    # before anything is learned (bot/versions/policy.py). One mode, or one per chart path glob.
-    bump: BumpMode | dict[str, BumpMode] | None = Field(
-        default=None, description="`per-change` or `at-release`, or a map of chart globs to them"
-    )
+@dataclass(frozen=True)
+class CheckOptions:
+    """Where the config file holds a check's options and what model reads them: under
+    `checks.<name>:`, or at a top-level key named for the check (where the version and probes
+    checks have always had theirs). A check declares it (bot/model/check.py); the registry's list
+    of them is what `parse_config` knows of checks."""
 
+    name: str
+    model: type[CheckConfig] = CheckConfig
+    top_level: bool = False
 
-class ProbesConfig(CheckConfig):
-    forbid: dict[str, list[Literal["liveness", "readiness", "startup"]]] = Field(
-        default_factory=dict
-    )
+    @property
+    def key(self) -> str:
+        return self.name if self.top_level else f"checks.{self.name}"
 
 
 class LinksConfig(_Strict):
@@ -166,9 +166,8 @@ class Config(_Strict):
     release_name: str | None = None
     namespace: str | None = None
     profiles: list[ProfileSpec] = Field(default_factory=list)
+    # Every check's options, by check, as its own model read them (wherever the file has them).
     checks: dict[str, CheckConfig] = Field(default_factory=dict)
-    version: VersionConfig = Field(default_factory=VersionConfig)
-    probes: ProbesConfig = Field(default_factory=ProbesConfig)
     release_board: bool = False
     check_runs: CheckRunLayout = ONE_RUN
     links: LinksConfig = Field(default_factory=LinksConfig)
@@ -204,11 +203,16 @@ class Config(_Strict):
         return Capabilities(self.kube_version, tuple(self.api_versions))
 
     def check(self, name: str) -> CheckConfig:
-        if name == "version":
-            return self.version
-        if name == "probes":
-            return self.probes
-        return self.checks.get(name, CheckConfig())
+        return self.checks.get(name) or CheckConfig()
+
+    def options(self, name: str, model: type[OptionsT]) -> OptionsT:
+        """The check's options as its model reads them, its defaults when the file has none."""
+        found = self.checks.get(name)
+        if found is None:
+            return model()
+        if not isinstance(found, model):
+            raise TypeError(f"the {name} check's options were read as {type(found).__name__}")
+        return found
 
     def enabled(self, name: str) -> bool:
         return self.check(name).enabled
@@ -218,10 +222,14 @@ class Config(_Strict):
 
 
 def parse_config(
-    text: str | None, source: str = CONFIG_PATH, known_checks: Collection[str] | None = None
+    text: str | None,
+    source: str = CONFIG_PATH,
+    known_checks: Collection[CheckOptions] | None = None,
 ) -> Config:
-    """Parse config text; None (no file) gives the defaults. With `known_checks`, a `checks:`
-    entry naming no check is an error too (a typo would otherwise switch nothing off)."""
+    """Parse config text; None (no file) gives the defaults. `known_checks` (the registry's
+    `options`) says which model reads each check's options and where; with it, a `checks:` entry
+    naming no check is an error too (a typo would otherwise switch nothing off). Without it, every
+    entry under `checks:` is read as enabled and severity alone."""
     if text is None or not text.strip():
         return Config()
     try:
@@ -238,12 +246,41 @@ def parse_config(
         return Config()
     if not isinstance(data, dict):
         raise ConfigError(f"{source} line 1: expected a mapping of settings, found {_kind(data)}")
+    known = {o.name: o for o in known_checks} if known_checks is not None else None
+    tops = {n: data[n] for n, o in (known or {}).items() if o.top_level and n in data}
+    settings = {k: v for k, v in data.items() if k not in tops and k != "checks"}
     try:
-        config = Config.model_validate(data)
+        config = Config.model_validate({**settings, "checks": {}})
     except ValidationError as exc:
         raise ConfigError(_describe(exc, node, source, text)) from None
-    _check_names(config, node, source, known_checks, text)
-    return config
+    entries = data.get("checks")
+    if entries is not None and not isinstance(entries, dict):
+        line = _line_of(node, ["checks"], text)
+        where = f" line {line}" if line else ""
+        raise ConfigError(f"{source}{where}: 'checks': expected a mapping of checks by name")
+    _check_names(entries or {}, node, source, known, text)
+    read = {
+        name: _read_options(known, name, raw, [name] if name in tops else ["checks", name], where)
+        for name, raw in [*(entries or {}).items(), *tops.items()]
+        for where in [(node, source, text)]
+    }
+    return config.model_copy(update={"checks": read})
+
+
+def _read_options(
+    known: Mapping[str, CheckOptions] | None,
+    name: str,
+    raw: Any,
+    at: list[str],
+    where: tuple[yaml.Node | None, str, str],
+) -> CheckConfig:
+    """One check's options, read by the model it declares; errors name the key and line."""
+    node, source, text = where
+    model = known[name].model if known is not None else CheckConfig
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, node, source, text, at)) from None
 
 
 def layout_of_text(text: str | None) -> CheckRunLayout:
@@ -259,16 +296,16 @@ def layout_of_text(text: str | None) -> CheckRunLayout:
 
 
 def _check_names(
-    config: Config,
+    entries: Mapping[str, Any],
     node: yaml.Node | None,
     source: str,
-    known: Collection[str] | None,
+    known: Mapping[str, CheckOptions] | None,
     text: str = "",
 ) -> None:
-    for name in config.checks:
+    for name in entries:
         line = _line_of(node, ["checks", name], text)
         where = f"{source} line {line}" if line else source
-        if name in TOP_LEVEL_CHECKS:
+        if known is not None and name in known and known[name].top_level:
             raise ConfigError(
                 f"{where}: 'checks.{name}': the {name} check is configured under the top-level "
                 f"'{name}:' key"
@@ -279,12 +316,19 @@ def _check_names(
             )
 
 
-def _describe(exc: ValidationError, node: yaml.Node | None, source: str, text: str = "") -> str:
+def _describe(
+    exc: ValidationError,
+    node: yaml.Node | None,
+    source: str,
+    text: str = "",
+    at: Sequence[str] = (),
+) -> str:
+    """The first error, naming its key (under `at`, where the model read was) and its line."""
     err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "literal["))]
+    loc = [*at, *(str(p) for p in err["loc"] if not str(p).startswith(("function-", "literal[")))]
     # pydantic appends union-member names to the location; keep only keys that exist in the file.
     key = ".".join(loc)
-    line = _line_of(node, list(err["loc"]), text)
+    line = _line_of(node, [*at, *err["loc"]], text)
     where = f" line {line}" if line else ""
     if err["type"] == "extra_forbidden":
         return f"{source}{where}: unknown key '{key}'"

@@ -152,7 +152,8 @@ class ChartSummary:
     profiles: tuple[str, ...]
     render_errors: tuple[RenderErrorEntry, ...] = ()
     # Per-chart data that checks give the report, by key (the QoS check gives `qos`: side -> profile
-    # -> pod key -> class). The engine carries it without knowing its shape.
+    # -> pod key -> class), and the engine's own (`capabilities`, `diff`). The engine carries the
+    # checks' without knowing their shape.
     extra: Mapping[str, Any] = field(default_factory=dict)
     not_reviewed: str | None = None  # why nothing could be checked on this chart
 
@@ -162,7 +163,6 @@ class ChartSummary:
             "name": self.name,
             "version": {"base": self.version_base, "head": self.version_head},
             "profiles": list(self.profiles),
-            "qos": {"base": {}, "head": {}},
             "render_errors": [e.to_json() for e in self.render_errors],
             "not_reviewed": self.not_reviewed,
         }

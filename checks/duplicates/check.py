@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.model.chart_files import read_chart_meta
-from bot.model.check import Check
-from bot.model.context import DUPLICATES_CHECK, Context, OpenPR, PullRequestInfo
+from bot.model.check import Check, Need
+from bot.model.context import Context, OpenPR, PullRequestInfo
 from bot.model.report import Finding, Severity
 from bot.textlines import git_lines
 from checks.duplicates.hunks import Hunk, hunks
@@ -27,7 +27,7 @@ from checks.duplicates.keywords import IssueRef, closing_issues
 from checks.duplicates.objects import ObjectChange, shared_changes
 from checks.duplicates.others import chart_paths, stacked, touched
 
-NAME = DUPLICATES_CHECK
+NAME = "duplicates"
 SAME_ISSUE, SAME_CHANGE, NOT_COMPARED = "same-issue", "same-change", "not-compared"
 SEVERITY = Severity.WARNING
 WEAKER = Severity.NOTICE  # the same lines, rendering differently
@@ -309,4 +309,6 @@ def _pr_of(ctx: Context, head: str) -> str:
     return next((describe(pr) for pr in ctx.open_prs if pr.head == head), head[:12])
 
 
-CHECK = Check(NAME, "Duplicate PRs", run, "repo", explain=explain)
+CHECK = Check(
+    NAME, "Duplicate PRs", run, "repo", explain=explain, needs=frozenset({Need.OTHER_RENDERS})
+)

@@ -25,6 +25,7 @@ from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
 from checks.probes.model import ContainerFacts, Ports, Probe, facts
+from checks.probes.options import ProbesConfig
 from checks.probes.suggest import suggest, values_fix
 
 NAME = "probes"
@@ -83,7 +84,7 @@ ARROW = "→"
 
 def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
-    forbid = dict(ctx.config.probes.forbid)
+    forbid = dict(ctx.config.options(NAME, ProbesConfig).forbid)
     base = {p: _issues(ctx.base, r, forbid) for p, r in chart.base.items()}
     head = {
         p: _issues(ctx.head, r, forbid, _declared_probes(chart.base.get(p)))
@@ -401,4 +402,12 @@ def _env_line(env: str) -> str:
     return rf"^\s*(-\s+)?name:\s*[\"']?{re.escape(env)}[\"']?\s*$"
 
 
-CHECK = Check(NAME, "Probes", run, "chart", values_fix=values_fix)
+CHECK = Check(
+    NAME,
+    "Probes",
+    run,
+    "chart",
+    values_fix=values_fix,
+    options=ProbesConfig,
+    options_top_level=True,
+)

@@ -146,5 +146,13 @@ def explain(ctx: ChartContext) -> list[str]:
 
 
 CHECK = Check(
-    "qos", "QoS classes", run, "chart", chart_data, section, explain, values_fix=values_fix
+    "qos",
+    "QoS classes",
+    run,
+    "chart",
+    chart_data,
+    section,
+    explain,
+    values_fix=values_fix,
+    chart_data_empty={"qos": {"base": {}, "head": {}}},
 )

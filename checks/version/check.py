@@ -22,6 +22,7 @@ from bot.versions.claims import (
     rivals_of,
     verdict,
 )
+from bot.versions.options import VersionConfig, version_options
 from bot.versions.policy import bump_rule
 from bot.versions.rule import BumpRule
 from checks.version import findings
@@ -37,7 +38,7 @@ BY_PRACTICE = frozenset({Status.MISSING_BUMP, Status.TAKEN, Status.RACE})
 def assess(ctx: ChartContext) -> Assessment | None:
     """The chart's claim at head and its verdict against the target's tip and the open PRs."""
     chart = ctx.chart
-    ignore = ctx.config.version.ignore
+    ignore = version_options(ctx.config).ignore
     claim = _claim(ctx, chart.path)
     target = ctx.target
     # The engine hands only the PRs into the same branch (bot/model/rivals.py).
@@ -60,7 +61,7 @@ def early(ctx: Context, chart: str) -> None:
 
 def _claim(ctx: Context, chart: str) -> Claim:
     changed = [p for c in ctx.changes for p in (c.path, c.old_path) if p]
-    return claim_between(chart, ctx.base, ctx.head, changed, ctx.config.version.ignore)
+    return claim_between(chart, ctx.base, ctx.head, changed, version_options(ctx.config).ignore)
 
 
 def practice(ctx: Context, chart: str) -> BumpRule:
@@ -68,7 +69,7 @@ def practice(ctx: Context, chart: str) -> BumpRule:
     then what its integration branch has released and its history shows (bot/versions/policy.py);
     none of it the PR can change."""
     tip = ctx.develop if ctx.develop is not None else ctx.target
-    version = ctx.config.version
+    version = version_options(ctx.config)
     return bump_rule(
         ctx.git,
         ctx.target,
@@ -112,4 +113,13 @@ def explain(ctx: ChartContext) -> list[str]:
     return lines
 
 
-CHECK = Check(NAME, "Chart versions", run, "chart", explain=explain, early=early)
+CHECK = Check(
+    NAME,
+    "Chart versions",
+    run,
+    "chart",
+    explain=explain,
+    early=early,
+    options=VersionConfig,
+    options_top_level=True,
+)

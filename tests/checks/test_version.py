@@ -10,10 +10,11 @@ from bot.cli.open_prs import discover_open_prs
 from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from bot.model.chart_files import content_paths, find_charts
-from bot.model.config import Config, VersionConfig
+from bot.model.config import Config
 from bot.model.context import OpenPR
 from bot.model.report import Finding, Severity
 from bot.versions.claims import pr_number
+from bot.versions.options import VersionConfig
 from bot.versions.semver import bump_level, next_free_version, parse_version
 from checks.version import CHECK, run
 from tests.support.gitbuilder import GitBuilder
@@ -329,7 +330,7 @@ def test_helmignored_files_are_not_content(chart_repo: GitBuilder) -> None:
 def test_configured_ignore_globs(chart_repo: GitBuilder) -> None:
     chart_repo.branch("pr").write("client/examples/a.yaml", "a: 1\n").commit("example")
     assert only(review(chart_repo, "pr"), "missing-bump")
-    config = Config(version=VersionConfig(ignore=["examples/**"]))
+    config = Config(checks={"version": VersionConfig(ignore=["examples/**"])})
     assert review(chart_repo, "pr", config) == []
 
 

@@ -106,7 +106,7 @@ def chart_context(
         old[CONFIG_PATH] = new[CONFIG_PATH] = textwrap.dedent(config)
     base_tree, head_tree = DictTree(old, "b" * 40), DictTree(new, "h" * 40)
     return ChartContext(
-        config=parse_config(old.get(CONFIG_PATH), known_checks=REGISTRY.names),
+        config=parse_config(old.get(CONFIG_PATH), known_checks=REGISTRY.options),
         git=NoGit(),  # type: ignore[arg-type]
         base=base_tree,
         head=head_tree,

@@ -22,6 +22,7 @@ from bot.charts.renders import (
 )
 from bot.charts.selection import chart_dirs
 from bot.engine.chart_windows import CHARTS_CHECKED_TOGETHER, ChartsChecked, windows
+from bot.engine.check_runs import apply_overrides, run_check
 from bot.errors import ChartReviewError
 from bot.git import shallow
 from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
@@ -31,7 +32,6 @@ from bot.kube.capabilities import Capabilities
 from bot.model.check import Check, Need, Registry
 from bot.model.config import CONFIG_PATH, Config, parse_config
 from bot.model.context import (
-    ChartContext,
     Context,
     OpenPR,
     PullRequestInfo,
@@ -40,10 +40,8 @@ from bot.model.context import (
 )
 from bot.model.ct_config import NO_CT, CtConfig, load_ct_config
 from bot.model.report import (
-    CRASHED,
     Finding,
     Report,
-    Severity,
     sort_findings,
 )
 from bot.model.rivals import branch_name, comparable_prs
@@ -378,9 +376,9 @@ class Engine:
                 repo_ctx = run.repo_context(ctx, check, theirs)
                 self.timings.render += time.perf_counter() - c0
                 c0 = time.perf_counter()
-                found += self.run_check(check, repo_ctx, {}, run.said(check))
+                found += run_check(check, repo_ctx, {}, run.said(check))
             else:
-                found += self.run_check(check, ctx, run.chart_data, run.said(check))
+                found += run_check(check, ctx, run.chart_data, run.said(check))
             self.timings.add(check.name, time.perf_counter() - c0)
         done = tuple(chart.result() for chart in window)
         self.timings.checks += time.perf_counter() - t1
@@ -393,22 +391,6 @@ class Engine:
 
     def enabled_checks(self, config: Config, only: Sequence[str]) -> list[Check[Any]]:
         return [c for c in self.registry if config.enabled(c.name) and (not only or c.name in only)]
-
-    @staticmethod
-    def run_check(
-        check: Check[Any],
-        ctx: Context,
-        chart_data: dict[str, dict[str, Any]],
-        explanations: list[str] | None,
-    ) -> list[Finding]:
-        if check.scope == "repo":
-            return _contained(check, None, partial(_run_one, check, ctx, None, explanations))
-        found: list[Finding] = []
-        for chart in ctx.charts:
-            chart_ctx = ctx.for_chart(chart)
-            run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
-            found += _contained(check, chart.path, run)
-        return found
 
 
 def _early_work(
@@ -454,63 +436,3 @@ def _check_profiles_exist(requested: Sequence[str], present: set[str], any_chart
         raise ReviewError(
             f"--profile {missing[0]}: no chart under review has that profile at base or head"
         )
-
-
-def _run_one(
-    check: Check[Any],
-    ctx: Context,
-    chart_data: dict[str, Any] | None,
-    explanations: list[str] | None,
-) -> list[Finding]:
-    found = check.run(ctx)
-    if chart_data is not None and check.chart_data is not None and isinstance(ctx, ChartContext):
-        chart_data.update(check.chart_data(ctx))
-    if explanations is not None and check.explain is not None:
-        explanations += check.explain(ctx)
-    return found
-
-
-def _contained(
-    check: Check[Any], chart: str | None, run: Callable[[], list[Finding]]
-) -> list[Finding]:
-    """A check that fails with an error (a bug, or a crafted chart that drives it past a limit)
-    costs its own findings for that chart, said as a warning, and nothing else: the other checks
-    and charts are still reviewed, and its check run is not a pass."""
-    try:
-        return run()
-    except Exception as exc:  # noqa: BLE001 - any error of one check must not end the review
-        log.exception("check %s failed on %s", check.name, chart or "the repository")
-        return [crash_finding(check.name, chart, exc)]
-
-
-def crash_finding(check: str, chart: str | None, exc: Exception) -> Finding:
-    where = f" on chart {chart}" if chart else ""
-    reason = f"{type(exc).__name__}: {exc}"
-    reason = reason if len(reason) <= 300 else reason[:297] + "..."
-    return Finding(
-        check=check,
-        severity=Severity.WARNING,
-        rule=CRASHED,
-        chart=chart,
-        title=f"the {check} check could not finish{where}",
-        message=f"The {check} check stopped{where} with {reason}, so what it would have found there "
-        "is missing; the other checks ran. If the chart is valid, this is a bug in chart-review: "
-        "please report it with this message.",
-    )
-
-
-def apply_overrides(findings: Sequence[Finding], config: Config) -> list[Finding]:
-    """Config may set one severity for a check, or one per rule (`checks.qos.severity.downgrade`)."""
-    out = []
-    for f in findings:
-        if f.data.get("preexisting"):
-            # Present at base and head alike: not the PR's doing, so a notice whatever the config.
-            out.append(f)
-            continue
-        override = config.check(f.check).severity
-        if isinstance(override, str):
-            f = f.with_severity(Severity(override))
-        elif isinstance(override, dict) and f.rule in override:
-            f = f.with_severity(Severity(override[f.rule]))
-        out.append(f)
-    return out

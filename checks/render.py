@@ -151,7 +151,7 @@ def _unvalidated(r: ChartRenders) -> list[Finding]:
                 "when installing. Keep references inside the schema (`#/definitions/...`)"
                 + (" (already so at base, not this PR's doing)." if already else "."),
                 path=path,
-                data={"preexisting": True} if already else {},
+                preexisting=already,
             )
         )
     return out
@@ -300,8 +300,6 @@ def _finding(
     message: str,
     err: RenderError | None,
 ) -> Finding:
-    # A failure the base has too is not the PR's: marked so the report can fold it.
-    preexisting = {"preexisting": True} if rule in PREEXISTING_RULES else {}
     return Finding(
         check=NAME,
         severity=severity,
@@ -313,7 +311,8 @@ def _finding(
         message=message,
         path=err.template if err is not None else None,
         line=err.line if err is not None else None,
-        data=preexisting,
+        # A failure the base has too is not the PR's: marked so the report can fold it.
+        preexisting=rule in PREEXISTING_RULES,
     )
 
 

@@ -60,7 +60,7 @@ class Check(Generic[C]):
     quiet: bool = False
     # For a finding the engine moved to the values line that set its field (bot/engine/
     # provenance.py, `finding.origin.values`): the finding proposing the values edit that fixes
-    # it, as `data["suggestion"]`, which the engine then proves as any other.
+    # it, as `Finding.suggestion`, which the engine then proves as any other.
     values_fix: Callable[[ChartContext, Finding], Finding] | None = None
     # What a chart check can read before its chart's renders are in (git alone), given the
     # review's context without charts or open PRs and the chart's path: run beside Helm's renders

@@ -135,7 +135,7 @@ def _folded(found: Finding) -> Finding:
         found,
         severity=Severity.NOTICE,
         title=f"{found.title} (already at base)",
-        data={**found.data, "preexisting": True},
+        preexisting=True,
     )
 
 

@@ -54,7 +54,7 @@ def test_a_probe_on_a_port_no_container_declares_fails_on_every_profile_it_rende
 def test_the_same_probe_at_base_and_head_is_folded_as_pre_existing() -> None:
     ctx = chart_context({"aks": deployment(READY_ON_WEB)}, {"aks": deployment(READY_ON_WEB)})
     [found] = run_check("probes", ctx)
-    assert (found.severity, found.data["preexisting"]) == (Severity.NOTICE, True)
+    assert (found.severity, found.preexisting) == (Severity.NOTICE, True)
     assert found.title.endswith("(already at base)")
 
 

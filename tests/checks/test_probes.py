@@ -87,7 +87,6 @@ def test_a_probe_on_a_port_name_no_container_declares_fails(tmp_path: Path) -> N
                 "container": "jobs-manager",
                 "detail": "readiness port web",
                 "profiles": ["aks", "eks"],
-                "preexisting": False,
                 "probe": "readiness",
                 "port": "web",
             },
@@ -141,7 +140,7 @@ def test_a_probe_moved_off_its_declared_port_to_an_undeclared_number_warns(tmp_p
     )
     [kept] = review_pr(tmp_path / "again", head, again, "probes")
     assert (kept.severity, kept.rule) == (Severity.NOTICE, "probe-port-undeclared")
-    assert kept.data["preexisting"] is True
+    assert kept.preexisting is True
 
 
 def test_a_named_probe_port_no_container_port_carries_fails(tmp_path: Path) -> None:
@@ -203,7 +202,7 @@ def test_a_forbidden_probe_present_at_base_is_one_notice(tmp_path: Path) -> None
     base = files(extra="startupProbe: {tcpSocket: {port: http}}")
     head = files(extra="startupProbe: {tcpSocket: {port: http}, failureThreshold: 30}")
     (found,) = review_pr(tmp_path, base, head, "probes", FORBID)
-    assert (found.severity, found.rule, found.profile, found.data["preexisting"]) == (
+    assert (found.severity, found.rule, found.profile, found.preexisting) == (
         Severity.NOTICE,
         "forbidden-probe",
         "aks, eks",

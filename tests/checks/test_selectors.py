@@ -91,7 +91,6 @@ def test_a_service_selecting_no_pod_fails_and_names_what_the_pods_carry(tmp_path
                 "container": None,
                 "detail": "spec.selector app=jobs-manager",
                 "profiles": ["aks", "eks"],
-                "preexisting": False,
                 "selector": "app=jobs-manager",
                 "hints": ["pods of Deployment release-jobs-manager carry app=manager"],
             },

@@ -100,7 +100,6 @@ def test_a_line_the_repository_lint_conf_refuses_fails_and_a_truthy_value_warns(
             data={
                 "detail": "line-length: line too long (45 > 40 characters) on "
                 "`label: a-rather-long-value-of-more-than-forty` #1",
-                "preexisting": False,
                 "yamllint_rule": "line-length",
                 "level": "error",
                 "column": 41,
@@ -123,7 +122,6 @@ def test_a_line_the_repository_lint_conf_refuses_fails_and_a_truthy_value_warns(
             line=4,
             data={
                 "detail": "truthy: truthy value should be one of [false, true] on `enabled: yes` #1",
-                "preexisting": False,
                 "yamllint_rule": "truthy",
                 "level": "warning",
                 "column": 10,
@@ -137,7 +135,7 @@ def test_a_problem_the_file_had_at_base_is_folded_however_the_lines_moved(tmp_pa
     base_values = VALUES + "trailing: x \n"
     head_values = "# the image\n" + base_values + "more: y\n"
     [found] = review(tmp_path, ci() | chart(values=base_values), chart(values=head_values))
-    assert (found.severity, found.rule, found.line, found.data["preexisting"]) == (
+    assert (found.severity, found.rule, found.line, found.preexisting) == (
         Severity.NOTICE,
         "yamllint-error",
         5,
@@ -186,7 +184,6 @@ def test_a_chart_yaml_key_the_schema_does_not_know_fails_with_its_line(tmp_path:
         line=6,
         data={
             "detail": "maintainers.0.mail: Unexpected element",
-            "preexisting": False,
             "key": "maintainers.0.mail",
             "schema": "ct's default chart_schema.yaml",
         },
@@ -239,7 +236,7 @@ def test_a_repository_without_ct_is_not_linted(tmp_path: Path) -> None:
 def test_a_ct_yaml_that_no_ci_run_uses_says_what_ct_lint_would_as_notices(tmp_path: Path) -> None:
     base = {".github/ct.yaml": "chart-dirs: [charts]\n"} | chart()
     [found] = review(tmp_path, base, chart(values=VALUES + "x: 1 \n"))
-    assert (found.severity, found.rule, found.data["preexisting"]) == (
+    assert (found.severity, found.rule, found.preexisting) == (
         Severity.NOTICE,
         "yamllint-error",
         False,

@@ -14,7 +14,6 @@ from bot.errors import ChartReviewError
 from bot.git.repo import GitRepo
 from bot.model.context import OpenPR
 from bot.model.report import Report
-from bot.model.suggestion import KEY, REFUSED
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
@@ -104,8 +103,8 @@ def test_windows_report_what_one_window_reports(tmp_path: Path) -> None:
     assert as_json(windowed.report) == as_json(together.report)
     downgrades = [f for f in windowed.report.findings_for("qos") if f.rule == "downgrade"]
     assert len(downgrades) == 12
-    proven = {f.chart: f.data[KEY]["verified_on"] for f in downgrades if KEY in f.data}
-    refused = {f.chart for f in downgrades if f.data.get(REFUSED) == OVER_BUDGET}
+    proven = {f.chart: f.suggestion.verified_on for f in downgrades if f.suggestion is not None}
+    refused = {f.chart for f in downgrades if f.suggestion_refused == OVER_BUDGET}
     assert sum(len(profiles) for profiles in proven.values()) == MAX_RENDERS
     # The charts in order: the first ones' proven, and once spent, the rest refused.
     assert sorted(proven) == [f"c{i:02d}" for i in range(len(proven))]

@@ -52,7 +52,9 @@ def test_a_check_of_any_name_that_needs_lint_is_given_lint_and_only_then(tmp_pat
     g = _repo(tmp_path)
     needing = Check("mine", "Mine", _lint_seen, needs=frozenset({Need.LINT}))
     [said] = _review(g, needing)
-    assert said.message != "none"  # profiles rendering alike are linted once (bot/charts/lint_plan.py)
+    assert (
+        said.message != "none"
+    )  # profiles rendering alike are linted once (bot/charts/lint_plan.py)
     [said] = _review(g, Check("mine", "Mine", _lint_seen))
     assert said.message == "none"
 

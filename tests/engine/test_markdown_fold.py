@@ -37,7 +37,7 @@ def old(n: int) -> Finding:
         subject=subject,
         path="client/templates/worker.yaml",
         line=30 + n,
-        data={"preexisting": True},
+        preexisting=True,
     )
 
 
@@ -51,7 +51,7 @@ NEW = Finding(
     profile="eks",
     path="client/templates/api.yaml",
     line=12,
-    data={"preexisting": False},
+    preexisting=False,
 )
 
 

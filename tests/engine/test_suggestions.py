@@ -17,7 +17,7 @@ from bot.git.repo import GitRepo
 from bot.model.check import Check, Registry
 from bot.model.context import ChartContext
 from bot.model.report import Finding, Report, Severity
-from bot.model.suggestion import KEY, REFUSED, Suggestion, with_suggestion
+from bot.model.suggestion import Suggestion, with_suggestion
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
@@ -47,8 +47,8 @@ def only(report: Report, check: str, rule: str) -> Finding:
 
 def commit_suggestion(g: GitBuilder, f: Finding) -> None:
     """What GitHub does on "Commit suggestion": the lines replaced in the PR's branch, committed."""
-    s = Suggestion.from_data(f.data)
-    assert s is not None, f.data
+    s = f.suggestion
+    assert s is not None, f.suggestion_refused
     g.checkout("pr")
     text = (g.path / s.path).read_text()
     patched = s.apply(text)
@@ -95,13 +95,9 @@ def test_version_taken_by_develop_suggests_the_next_free_version_and_app_version
     develop = {f"{CHART}/Chart.yaml": chart_yaml("1.1.0"), f"{CHART}/values.yaml": "a: 1\n"}
     g = repo(tmp_path, base, head, develop)
     taken = only(review(g, "version"), "version", "taken-by-develop")
-    assert taken.data[KEY] == {
-        "path": f"{CHART}/Chart.yaml",
-        "start_line": 3,
-        "line": 4,
-        "replacement": 'version: 1.2.0\nappVersion: "1.2.0"\n',
-        "verified_on": ["default"],
-    }
+    assert taken.suggestion == Suggestion(
+        f"{CHART}/Chart.yaml", 3, 4, 'version: 1.2.0\nappVersion: "1.2.0"\n', ("default",)
+    )
     commit_suggestion(g, taken)
     after = review(g, "version")
     assert [f.rule for f in after.findings_for("version")] == []
@@ -155,13 +151,13 @@ def test_qos_downgrade_suggests_the_sidecar_block_with_requests_equal_to_limits(
 ) -> None:
     g = qos_repo(tmp_path, SHIPPER)
     down = only(review(g, "qos"), "qos", "downgrade")
-    s = Suggestion.from_data(down.data)
+    s = down.suggestion
     assert s is not None
     # Only the lines that differ: the limits gain cpu 50m (its own request, for both), after what
     # they already say, so the suggestion is one line grown into two.
     assert (s.start_line, s.line) == (31, 31)
     assert s.replacement == "              memory: 32Mi\n              cpu: 50m\n"
-    assert down.data[KEY]["verified_on"] == ["default"]
+    assert s.verified_on == ("default",)
     commit_suggestion(g, down)
     assert review(g, "qos").findings_for("qos") == []
 
@@ -170,7 +166,7 @@ def test_qos_block_inserted_where_a_new_container_sets_none(tmp_path: Path) -> N
     bare = "        - name: shipper\n          image: example/shipper:1\n"
     g = qos_repo(tmp_path, bare)
     down = only(review(g, "qos"), "qos", "downgrade")
-    s = Suggestion.from_data(down.data)
+    s = down.suggestion
     assert s is not None
     assert s.replacement == (
         "        - name: shipper\n"
@@ -199,7 +195,7 @@ def test_qos_block_from_values_gets_no_suggestion(tmp_path: Path) -> None:
     g = repo(tmp_path, base, {TEMPLATE: WEB + from_values, f"{CHART}/values.yaml": values})
     down = only(review(g, "qos"), "qos", "downgrade")
     assert "fix" in down.data
-    assert KEY not in down.data and REFUSED not in down.data
+    assert down.suggestion is None and down.suggestion_refused is None
 
 
 def test_qos_fix_of_the_branch_that_does_not_render_is_refused(tmp_path: Path) -> None:
@@ -223,8 +219,8 @@ def test_qos_fix_of_the_branch_that_does_not_render_is_refused(tmp_path: Path) -
     )
     g = qos_repo(tmp_path, branches)
     down = only(review(g, "qos"), "qos", "downgrade")
-    assert KEY not in down.data
-    assert down.data[REFUSED] == "the suggested change does not make this finding go away"
+    assert down.suggestion is None
+    assert down.suggestion_refused == "the suggested change does not make this finding go away"
 
 
 OPENSHIFT = """\
@@ -266,13 +262,7 @@ def marked_repo(tmp_path: Path, added: str) -> GitBuilder:
 def test_pinned_run_as_user_suggests_removing_the_line(tmp_path: Path) -> None:
     g = marked_repo(tmp_path, "            runAsUser: 1000\n")
     pinned = only(review(g, "uid"), "uid", "pinned-uid")
-    assert pinned.data[KEY] == {
-        "path": TEMPLATE,
-        "start_line": 22,
-        "line": 22,
-        "replacement": "",
-        "verified_on": ["oc"],
-    }
+    assert pinned.suggestion == Suggestion(TEMPLATE, 22, 22, "", ("oc",))
     commit_suggestion(g, pinned)
     assert review(g, "uid").findings_for("uid") == []
 
@@ -281,7 +271,7 @@ def test_wrong_named_probe_port_suggests_the_declared_name(tmp_path: Path) -> No
     probe = "          readinessProbe:\n            httpGet:\n              path: /ready\n"
     g = marked_repo(tmp_path, probe + "              port: http-web  # the app's port\n")
     wrong = only(review(g, "probes"), "probes", "probe-port")
-    s = Suggestion.from_data(wrong.data)
+    s = wrong.suggestion
     assert s is not None
     assert (s.start_line, s.line) == (25, 25)
     assert s.replacement == "              port: http  # the app's port\n"
@@ -311,8 +301,8 @@ def test_a_fix_that_does_not_render_is_not_offered(tmp_path: Path) -> None:
     registry = Registry((Check("greeter", "Greetings", _greets_hi),))
     engine = Engine(GitRepo(g.path), EmbeddedHelm(), registry, RenderCache())
     (f,) = engine.review(ReviewInput(base="develop", head="pr")).report.findings
-    assert KEY not in f.data
-    why = f.data[REFUSED]
+    assert f.suggestion is None
+    why = f.suggestion_refused or ""
     assert why.startswith("the suggested change does not render on profile default: ")
     assert "nil pointer" in why
 

@@ -1,7 +1,8 @@
-"""`python -m bot.cli.schema_docs`: docs/config.schema.json, the JSON Schema of
-`.github/chart-review.yml`, generated from the config's models (bot/model/config.py) and the
-registry's check names, so that an editor can complete and check the file. A test fails when the
-committed file is not what this writes (tests/cli/test_schema_docs.py).
+"""docs/config.schema.json, the JSON Schema of `.github/chart-review.yml`, generated from the
+config's models (bot/model/config_models.py) and the registry's check names, so that an editor can
+complete and check the file. `make docs` writes it with the other generated pages
+(bot/cli/docs_pages/); a test fails when the committed file is not what this writes
+(tests/cli/test_schema_docs.py).
 
 The models stay the authority: the schema says the keys and types, and `checks:` the names of the
 checks; what only a validator says (a `kube_version` the renderer can read, `links.repositories`
@@ -34,11 +35,10 @@ def config_schema() -> dict[str, Any]:
         "$schema": DRAFT,
         "title": f"chart-review config ({CONFIG_PATH})",
         "description": (
-            "Read at the PR's base. Generated from bot/model/config.py by "
-            "`python -m bot.cli.schema_docs`; the README's Configuration section says what each "
-            "key does."
+            "Read at the PR's base. Generated from bot/model/config_models.py by `make docs`; "
+            "docs/config.md says what each key does."
         ),
-        **{k: v for k, v in schema.items() if k != "title"},
+        **{k: v for k, v in schema.items() if k not in ("title", "description")},
     }
 
 

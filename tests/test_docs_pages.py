@@ -67,10 +67,13 @@ def broken_links(doc: Path) -> list[str]:
         file = (doc.parent / path).resolve() if path else doc
         if not file.exists():
             broken.append(f"{doc.relative_to(ROOT)}: {target} (no such file)")
-        elif fragment and file.suffix == ".md":
-            if find_anchor(anchors(file.read_text()), fragment) is None:
-                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such heading)")
+        elif fragment and file.suffix == ".md" and not _has_anchor(file, fragment):
+            broken.append(f"{doc.relative_to(ROOT)}: {target} (no such heading)")
     return broken
+
+
+def _has_anchor(file: Path, fragment: str) -> bool:
+    return find_anchor(anchors(file.read_text()), fragment) is not None
 
 
 def test_the_docs_link_checker_reads_links_as_written() -> None:

@@ -1,5 +1,8 @@
-"""The `render` check: render failures as findings — the PR's doing (failure), or not (notice), or
-fixed by it (notice). Quiet: it has a section and a check run only when it found something."""
+"""The `render` check: a chart that does not render on a profile at head where the base did is a
+failure naming Helm's file and line; one that failed at base too is not the PR's doing (a notice),
+and one the PR fixed is a notice. A chart nothing could be checked on at head (it renders on no
+profile, or it is a library chart, which renders nothing itself: the finding names the charts that
+depend on it) is said first, as `not-reviewed`, a warning: never a silent pass."""
 
 from __future__ import annotations
 

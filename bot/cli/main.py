@@ -31,6 +31,7 @@ from bot.cli.open_prs import (
     head_number,
 )
 from bot.cli.progress import chart_progress
+from bot.cli.renderer_args import add_renderer_argument
 from bot.cli.report_writer import ReportWriter
 from bot.cli.values_args import add_values_arguments, override_from
 from bot.engine.publisher import Publisher
@@ -63,6 +64,10 @@ APP_EXTRA = frozenset({"fastapi", "uvicorn", "huey", "prometheus_client", "redis
 APP_EXTRA_INSTALL = "pip install 'chart-review-bot[app]'"
 PROG = "chart-review"
 INTERNAL_ERROR = "internal error, please report it with the traceback above: {error}"
+EPILOG = (
+    "Exit status: 0 no failure finding, 1 at least one (what counts is --fail-on's), 2 the tool "
+    "could not run (bad arguments or input, said in one line), 3 an internal error (a bug)."
+)
 
 
 class _Version(argparse.Action):
@@ -131,7 +136,7 @@ def add_review(sub: argparse._SubParsersAction) -> None:
     )
     add_values_arguments(p)
     add_dependency_arguments(p)
-    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
+    add_renderer_argument(p)
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -295,8 +300,10 @@ def add_app(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve", help="run the GitHub App: webhook receiver and, by default, a worker"
     )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
+    )
+    p.add_argument("--port", type=int, default=8000, help="the port to listen on (default: 8000)")
     p.add_argument(
         "--fd",
         type=int,
@@ -339,7 +346,9 @@ def _app_server() -> ModuleType:
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
+    parser = Parser(
+        prog=PROG, description="Review pull requests to Helm chart repositories.", epilog=EPILOG
+    )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the release and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_review(sub)

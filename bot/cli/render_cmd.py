@@ -15,6 +15,7 @@ from bot.charts.fetching import ReviewFetch
 from bot.charts.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
 from bot.charts.renders import ChartSource, RenderSettings, render_chart
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
+from bot.cli.renderer_args import add_renderer_argument
 from bot.cli.values_args import add_values_arguments, override_from
 from bot.errors import UsageError
 from bot.git.repo import GitRepo
@@ -50,7 +51,7 @@ def add_parser(subparsers: Any) -> None:
     )
     add_values_arguments(p)
     add_dependency_arguments(p)
-    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
+    add_renderer_argument(p)
     p.set_defaults(func=run)
 
 

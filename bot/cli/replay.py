@@ -23,6 +23,7 @@ from bot.charts.profiles import NO_OVERRIDE, ValuesOverride
 from bot.charts.selection import owning_chart
 from bot.cli.cache_dir import open_cache
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
+from bot.cli.renderer_args import add_renderer_argument
 from bot.cli.replay_report import (
     VERDICT_ICON,
     ReplayRow,
@@ -79,8 +80,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_values_arguments(p)
     add_dependency_arguments(p)
-    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
-    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    add_renderer_argument(p)
+    p.add_argument(
+        "--format",
+        choices=["markdown", "json"],
+        default="markdown",
+        help="a table for people, or json (schema 1) with every change's whole report",
+    )
     p.add_argument("--output", metavar="FILE", help="write the replay here instead of stdout")
     p.add_argument("--cache-dir", metavar="DIR", help="keep renders here between runs")
     p.set_defaults(func=run)

@@ -1,8 +1,8 @@
-"""`python -m bot.cli.schema_docs`: docs/config.schema.json, the JSON Schema of
-`.github/chart-review.yml`, generated from the config's models (bot/model/config.py) and the
-options each registered check declares (its model, under `checks:` or at the top level), so that
-an editor can complete and check the file. A test fails when the
-committed file is not what this writes (tests/cli/test_schema_docs.py).
+"""docs/config.schema.json, the JSON Schema of `.github/chart-review.yml`, generated from the
+config's models (bot/model/config_models.py) and the options each registered check declares (its
+model, under `checks:` or at the top level), so that an editor can complete and check the file. `make docs` writes it with the other generated pages
+(bot/cli/docs_pages/); a test fails when the committed file is not what this writes
+(tests/cli/test_schema_docs.py).
 
 The models stay the authority: the schema says the keys and types, and `checks:` the names of the
 checks; what only a validator says (a `kube_version` the renderer can read, `links.repositories`
@@ -27,7 +27,7 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 def config_schema() -> dict[str, Any]:
     """The config's JSON Schema (draft 2020-12, as pydantic writes it), titled for the file."""
-    schema = _file_model().model_json_schema()
+    schema = file_model().model_json_schema()
     checks = schema["properties"]["checks"]
     # The names parse_config accepts under `checks:`: a check whose options sit at the top level
     # is an error there, as is any name that is no check.
@@ -43,18 +43,23 @@ def config_schema() -> dict[str, Any]:
         "$schema": DRAFT,
         "title": f"chart-review config ({CONFIG_PATH})",
         "description": (
-            "Read at the PR's base. Generated from bot/model/config.py by "
-            "`python -m bot.cli.schema_docs`; the README's Configuration section says what each "
-            "key does."
+            "Read at the PR's base. Generated from bot/model/config_models.py by `make docs`; "
+            "docs/config.md says what each key does."
         ),
-        **{k: v for k, v in schema.items() if k != "title"},
+        **{k: v for k, v in schema.items() if k not in ("title", "description")},
     }
 
 
-def _file_model() -> type[BaseModel]:
-    """The file's whole model: the config's settings and the top-level checks' options."""
+def file_model() -> type[BaseModel]:
+    """The file's whole model: the config's settings and the top-level checks' options, each
+    described as its check's."""
     tops: dict[str, Any] = {
-        o.name: (o.model, Field(default_factory=o.model)) for o in REGISTRY.options if o.top_level
+        o.name: (
+            o.model,
+            Field(default_factory=o.model, description=f"the {o.name} check's options"),
+        )
+        for o in REGISTRY.options
+        if o.top_level
     }
     return create_model("Config", __base__=Config, **tops)
 

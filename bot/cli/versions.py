@@ -37,7 +37,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--chart", action="append", metavar="PATH", help="only this chart directory; repeatable"
     )
-    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="the board as a markdown table, or as json",
+    )
     parser.add_argument(
         "--link", metavar="FORMAT", help="PR link, e.g. https://host/o/r/pull/{number}"
     )

@@ -112,7 +112,7 @@ def rule(check: str, name: str, titles: Mapping[str, str]) -> dict[str, Any]:
 
 def config_key(check: str) -> str:
     """Where the config file configures a check: `checks.<name>`, except the checks with their own
-    top-level key (`version:`, `probes:`), as bot/model/config.py's Config.check reads them."""
+    top-level key (`version:`, `probes:`), as bot/model/config_models.py's Config.check reads them."""
     return check if check in Config.model_fields else f"checks.{check}"
 
 

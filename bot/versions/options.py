@@ -14,12 +14,18 @@ BumpMode = Literal["per-change", "at-release"]
 
 
 class VersionConfig(CheckConfig):
-    # Globs, relative to the chart, whose changes need no version bump.
-    ignore: list[str] = Field(default_factory=list)
+    ignore: list[str] = Field(
+        default_factory=list,
+        description="globs (relative to the chart) whose changes need no version bump, beside "
+        "`ci/**`, `tests/**`, `*.md` and `.helmignore`",
+    )
     # Whether a PR that changes a chart must bump its version: what the repository declares, read
     # before anything is learned (bot/versions/policy.py). One mode, or one per chart path glob.
     bump: BumpMode | dict[str, BumpMode] | None = Field(
-        default=None, description="`per-change` or `at-release`, or a map of chart globs to them"
+        default=None,
+        description="`per-change` (a missing bump is a failure) or `at-release` (a notice), or a "
+        'map of chart path globs to either (`{charts/legacy: at-release, "*": per-change}`); '
+        "unset, read from the repository (the version rule, docs/review.md)",
     )
 
 

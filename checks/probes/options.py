@@ -12,5 +12,8 @@ ProbeKind = Literal["liveness", "readiness", "startup"]
 
 
 class ProbesConfig(CheckConfig):
-    # Probe kinds forbidden per workload pattern (`Deployment/*jobs-manager*`).
-    forbid: dict[str, list[ProbeKind]] = Field(default_factory=dict)
+    forbid: dict[str, list[ProbeKind]] = Field(
+        default_factory=dict,
+        description='probe kinds forbidden per workload pattern, e.g. `{"Deployment/*jobs-manager*": '
+        "[liveness, startup]}`",
+    )

@@ -1,4 +1,4 @@
-"""docs/config.schema.json: what `python -m bot.cli.schema_docs` writes from the config's models,
+"""docs/config.schema.json: what `make docs` writes from the config's models,
 admitting every example config the docs show, and refusing what the bot's parser refuses."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def example_configs() -> list[tuple[str, str]]:
 def test_the_committed_schema_is_what_the_models_generate() -> None:
     assert CONFIG_SCHEMA == ROOT / "docs" / "config.schema.json"
     assert CONFIG_SCHEMA.read_text() == config_schema_text(), (
-        f"{CONFIG_SCHEMA.relative_to(ROOT)} is stale: run `python -m bot.cli.schema_docs`"
+        f"{CONFIG_SCHEMA.relative_to(ROOT)} is stale: run `make docs`"
     )
 
 

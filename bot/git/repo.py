@@ -5,7 +5,7 @@ name every caller imports.
 the long-lived `cat-file`, `GitError`), the files at a commit (bot/git/listings.py: trees, levels,
 listings, blobs) and refs and history (bot/git/revisions.py: logs, merge bases, tags, merges). They
 are stacked by inheritance, `Revisions(Listings(GitProcess))`, not held as parts: a view that
-overrides how tree objects or blobs are read (bot/charts/patched.py's patched head) must have every
+overrides how tree objects or blobs are read (bot/git/patched.py's patched head) must have every
 walk over them (listings, `dirs_holding`, a merge's trees) read through its override, which calls
 through `self` give and delegation to parts would not. What the layers above read of it is declared
 as protocols in bot/git/objects.py."""
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from bot.git.patched import PatchedRepo
 from bot.git.process import GitError, close_all
 from bot.git.revisions import GIT_DATES_END, Revisions
 
@@ -28,3 +29,8 @@ class GitRepo(Revisions):
         super().__init__(path)
         if not checked and self._run("rev-parse", "--git-dir", check=False).returncode != 0:
             raise GitError(f"{self.path}: not a git repository")
+
+    def patched(self, commit: str, path: str, data: bytes) -> PatchedRepo:
+        """This repository with the file `path` at `commit` holding `data`, held in memory (a
+        suggested change, committed as GitHub's "Commit suggestion" would): bot/git/patched.py."""
+        return PatchedRepo(self, commit, path, data)

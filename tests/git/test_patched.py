@@ -68,3 +68,13 @@ def test_a_patched_head_asks_its_history_of_the_repository_it_patches(
     assert patched.tagged(["v1.0.0", "1.0.0"]) == ("v1.0.0",)
     assert len(runs) == 1  # no new process to check the path, no merge-tree again
 
+
+def test_a_patch_of_a_patched_head_holds_both_files(tmp_path: Path) -> None:
+    g = GitBuilder(tmp_path / "r").write("c/values.yaml", "a: 1\n").write("c/b.yaml", "b\n")
+    head = g.commit("init").sha()
+    once = GitRepo(g.path).patched(head, "c/values.yaml", b"a: 2\n")
+    twice = once.patched(head, "c/b.yaml", b"b: 2\n")
+    assert twice.head().read("c/values.yaml") == b"a: 2\n"
+    assert twice.head().read("c/b.yaml") == b"b: 2\n"
+    assert twice.head().paths("c") == ("c/b.yaml", "c/values.yaml")
+    assert once.head().read("c/b.yaml") == b"b\n"

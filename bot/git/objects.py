@@ -8,16 +8,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from bot.git.tree import TreeObjects
+from bot.git.tree import Entry, GitTree, TreeObjects
 
-if TYPE_CHECKING:  # named in signatures only: a check importing this module loads none of them
-    from pathlib import Path
-
+# Named in signatures only: their modules keep process-wide caches, of no use to a check.
+if TYPE_CHECKING:
     from bot.git.fork_points import ForkPoint
     from bot.git.subtree import Subtree
-    from bot.git.tree import Entry, GitTree
 
 # A full commit (or object) id, SHA-1 or SHA-256: a name whose history never changes, unlike a ref's.
 OBJECT_ID_RE = re.compile("[0-9a-f]{40}|[0-9a-f]{64}")

@@ -39,7 +39,7 @@ from bot.charts.renders import (
     render_in_order,
     start_chart,
 )
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.subtree import Subtree
 from bot.git.tree import GitTree
 from bot.model.chart_files import BUMP_LINE_RE, chart_file
@@ -59,7 +59,7 @@ OtherRenders = Mapping[str, tuple[ChartRenders, ...]]
 
 
 def other_renders(
-    repo: GitRepo,
+    repo: GitReader,
     target: str,
     prs: Sequence[OpenPR],
     charts: Sequence[ChartRenders],
@@ -100,7 +100,7 @@ def other_renders(
 
 
 def telling_jobs(
-    repo: GitRepo,
+    repo: GitReader,
     found: Sequence[tuple[OpenPR, Mapping[str, tuple[str, ...]]]],
     charts: Sequence[ChartRenders],
     changed: Mapping[str, tuple[str, ...]],
@@ -173,7 +173,7 @@ Refused = tuple[OpenPR, str, str]
 
 
 def candidates(
-    repo: GitRepo,
+    repo: GitReader,
     target: str,
     prs: Sequence[OpenPR],
     charts: Sequence[ChartRenders],
@@ -213,7 +213,7 @@ def candidates(
     return found, refused
 
 
-def refusal(repo: GitRepo, head: str, chart: str) -> str | None:
+def refusal(repo: GitReader, head: str, chart: str) -> str | None:
     """Why the pre-check refuses the chart's tree at `head` (bot/charts/renders.py), or None;
     a dependency that cannot be resolved is the render's to say."""
     try:

@@ -33,7 +33,7 @@ from bot.charts.profiles import (
     discover_profiles,
 )
 from bot.charts.selection import chart_meta
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.model.chart_files import (
@@ -84,7 +84,7 @@ class RenderSettings:
     config: Config
     renderer: Renderer
     cache: RenderCache
-    repo: GitRepo
+    repo: GitReader
     release: str
     namespace: str
     only: Sequence[str] = ()  # profiles; () → all

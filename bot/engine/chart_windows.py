@@ -22,7 +22,7 @@ from bot.charts.selection import chart_meta
 from bot.engine.provenance import ProvenanceBudget, attribute_values
 from bot.engine.subcharts import attribute_subcharts
 from bot.engine.suggestions import Budget, verify_suggestions
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import GitTree
 from bot.model.check import Check, Need, Registry
 from bot.model.context import ChartRenders, Context, OpenPR
@@ -115,7 +115,7 @@ class ChartsChecked:
             self.present.update((*chart.base, *chart.head))
         return replace(self._base, charts=charts)
 
-    def other_renders(self, repo: GitRepo, ctx: Context) -> Future[OtherRenders] | None:
+    def other_renders(self, repo: GitReader, ctx: Context) -> Future[OtherRenders] | None:
         """Other open PRs' renders of the charts, started for the duplicates check."""
         if not ctx.open_prs or not self.compares_others:
             return None

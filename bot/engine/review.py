@@ -25,9 +25,8 @@ from bot.engine.chart_windows import CHARTS_CHECKED_TOGETHER, ChartsChecked, win
 from bot.engine.check_runs import apply_overrides, run_check
 from bot.errors import ChartReviewError
 from bot.git import shallow
-from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
+from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit, GitReader
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
-from bot.git.repo import GitRepo
 from bot.kube.capabilities import Capabilities
 from bot.model.check import Check, Need, Registry
 from bot.model.config import CONFIG_PATH, Config, parse_config
@@ -139,7 +138,7 @@ class Engine:
 
     def __init__(
         self,
-        repo: GitRepo,
+        repo: GitReader,
         renderer: Renderer,
         registry: Registry,
         cache: RenderCache | None = None,
@@ -411,7 +410,7 @@ def _other_prs(inp: ReviewInput, head: str) -> tuple[OpenPR, ...]:
 
 
 def _read_ahead(
-    repo: GitRepo, target: str, inp: ReviewInput, head: str, charts: Sequence[str]
+    repo: GitReader, target: str, inp: ReviewInput, head: str, charts: Sequence[str]
 ) -> tuple[OpenPR, ...]:
     """The other open PRs, once found, with what the checks will ask git about them read."""
     others = _other_prs(inp, head)

@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from bot.charts.patched import PatchedRepo
 from bot.charts.renders import ChartSource, PendingChart, RenderSettings, start_chart
+from bot.git.objects import PatchedReader
 from bot.git.tree import GitTree
 from bot.model.check import Registry
 from bot.model.context import ChartContext, ChartRenders, Context
@@ -77,7 +77,7 @@ class _Trial:
     run: Callable[[ChartContext], list[Finding]]
     profiles: tuple[str, ...]
     pending: PendingChart
-    repo: PatchedRepo
+    repo: PatchedReader
     suggestion: Suggestion
 
 
@@ -98,7 +98,7 @@ def _start(
         return "not verified: no profile of the chart rendered at head"
     if len(profiles) > budget:
         return OVER_BUDGET
-    repo = PatchedRepo(settings.repo, ctx.head.commit, suggestion.path, patched.encode())
+    repo = settings.repo.patched(ctx.head.commit, suggestion.path, patched.encode())
     source = ChartSource(chart.path, Absent(settings.repo, ctx.base.commit), repo.head())
     pending = start_chart(source, replace(settings, repo=repo, only=profiles, lint=False))
     tried = replace(

@@ -7,8 +7,7 @@ from typing import Any
 
 import yaml
 
-from bot.cli.docs_pages import ROOT
-from bot.cli.docs_pages.markdown import code, plain, table
+from bot.cli.docs_pages.markdown import ROOT, code, plain, table
 
 ACTION_YML = ROOT / "action.yml"
 INTRO = """\

@@ -9,6 +9,11 @@ added and removed as a line diff gives them. The config is the YAML text of
 `.github/chart-review.yml`, parsed as the engine parses it. `run_check(name, ctx)` is that check's
 findings, from the registry the engine is handed.
 
+`files_context(base_files, head_files)` is the same from a chart's repository files alone, as
+tests/support/pr_review.py lays them (chart `app`, profiles `ci/<name>-values.yaml`): each
+template's render is its own text, the one directive it may hold being the release's name, so a
+test that reviews a PR end to end can build its unit twin from the very same files.
+
 What such a context cannot give: provenance (a finding moved to the values line that set its
 field is the engine's, after the check), other open PRs' renders, and git: a check that reads
 history (`version`) or other repositories (`headings`) is tested end to end."""
@@ -16,17 +21,20 @@ history (`version`) or other repositories (`headings`) is tested end to end."""
 from __future__ import annotations
 
 import difflib
+import re
 import textwrap
 from collections.abc import Mapping
 from typing import Any
 
+from bot.charts.profiles import Profile, discover_profiles
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile
 from bot.model.check import Check
-from bot.model.config import CONFIG_PATH, parse_config
+from bot.model.config import CONFIG_PATH, ProfileSpec, parse_config
 from bot.model.context import ChartContext, ChartRenders, Rendered
-from bot.model.manifests import parse_rendered
+from bot.model.manifests import is_manifest_template, parse_rendered
 from bot.model.report import Finding
+from bot.model.yaml import bounded
 from checks import REGISTRY
 from tests.support.qos import DictTree
 
@@ -34,6 +42,11 @@ CHART = "charts/app"
 ONE_TEMPLATE = (
     "templates/all.yaml"  # where a side's renders given as one text are said to come from
 )
+
+# The release the engine renders every chart as (`Context.release_name`).
+RELEASE = "release"
+# The one directive a template given to `files_context` may hold: Helm prints the release's name.
+RELEASE_NAME_RE = re.compile(r"\{\{-?\s*\.Release\.Name\s*-?\}\}")
 
 # A profile's render: the whole output as one text, or the text of each template.
 Render = str | Mapping[str, str]
@@ -50,13 +63,17 @@ class NoGit:
 
 
 def rendered(
-    profile: str, render: Render, chart: str = CHART, namespace: str = "default"
+    profile: str,
+    render: Render,
+    chart: str = CHART,
+    namespace: str = "default",
+    values: Mapping[str, Any] | None = None,
 ) -> Rendered:
     texts = {ONE_TEMPLATE: render} if isinstance(render, str) else dict(render)
     # Helm names each output by the chart's name and the template's path within it.
     by_helm_name = {f"{chart.rsplit('/', 1)[-1]}/{t}": textwrap.dedent(x) for t, x in texts.items()}
     documents = parse_rendered(by_helm_name, chart, namespace)
-    return Rendered(profile=profile, documents=documents)
+    return Rendered(profile=profile, documents=documents, values=dict(values or {}))
 
 
 def changes(base: Mapping[str, str], head: Mapping[str, str]) -> tuple[ChangedFile, ...]:
@@ -93,13 +110,19 @@ def chart_context(
     head_files: Mapping[str, str] | None = None,
     config: str | None = None,
     namespace: str = "default",
+    values: Mapping[str, Mapping[str, Any]] | None = None,
+    profiles: Mapping[str, ProfileSpec] | None = None,
 ) -> ChartContext:
-    """`base`/`head`: profile → its render (a profile missing from a side was not rendered there)."""
+    """`base`/`head`: profile → its render (a profile missing from a side was not rendered there).
+    `values`: profile → the values it supplies (`Rendered.values`), the same at both sides;
+    `profiles`: the chart's profiles as the engine hands them (`ChartRenders.profiles`)."""
+    supplied = values or {}
     renders = ChartRenders(
         path=chart,
         name=chart.rsplit("/", 1)[-1],
-        base={p: rendered(p, r, chart, namespace) for p, r in base.items()},
-        head={p: rendered(p, r, chart, namespace) for p, r in head.items()},
+        base={p: rendered(p, r, chart, namespace, supplied.get(p)) for p, r in base.items()},
+        head={p: rendered(p, r, chart, namespace, supplied.get(p)) for p, r in head.items()},
+        profiles=dict(profiles or {}),
     )
     old, new = dict(base_files or {}), dict(head_files or {})
     if config is not None:
@@ -123,3 +146,96 @@ def run_check(name: str, ctx: ChartContext) -> list[Finding]:
     check: Check[Any] | None = REGISTRY.by_name(name)
     assert check is not None and check.scope == "chart", f"{name}: no chart check of that name"
     return check.run(ctx)
+
+
+def files_context(
+    base_files: Mapping[str, str | None],
+    head_files: Mapping[str, str | None],
+    *,
+    chart: str = "app",
+    config: str | None = None,
+) -> ChartContext:
+    """The context of a PR that turns `base_files` into `head_files` (a None value: no such file),
+    a chart's repository files: the profiles are those the engine finds (chart-testing's
+    `ci/*-values.yaml`, and the config's entries), each template renders as its own text with the
+    release's name in place of `{{ .Release.Name }}`. Any other directive is refused: such a
+    template needs Helm, so its test is end to end."""
+    old = {p: t for p, t in base_files.items() if t is not None}
+    new = {p: t for p, t in head_files.items() if t is not None}
+    if config is not None:
+        old[CONFIG_PATH] = new[CONFIG_PATH] = textwrap.dedent(config)
+    specs = parse_config(old.get(CONFIG_PATH), known_checks=REGISTRY.names).profiles_for(chart)
+    found: dict[str, Profile] = {}
+    sides: list[tuple[dict[str, Render], dict[str, Mapping[str, Any]]]] = []
+    for files in (old, new):
+        profiles = _profiles(files, chart, specs)
+        found.update(profiles)
+        render = {rel: _plain(rel, text) for rel, text in _templates(files, chart).items()}
+        sides.append(
+            ({n: render for n in profiles}, {n: _values(files, p) for n, p in profiles.items()})
+        )
+    (base, base_values), (head, head_values) = sides
+    return chart_context(
+        base,
+        head,
+        chart=chart,
+        base_files=old,
+        head_files=new,
+        values={**base_values, **head_values},
+        profiles={n: _spec(p) for n, p in found.items()},
+    )
+
+
+def _profiles(files: Mapping[str, str], chart: str, specs: list[ProfileSpec]) -> dict[str, Profile]:
+    """The engine's: none where the side has no chart."""
+    if f"{chart}/Chart.yaml" not in files:
+        return {}
+    return discover_profiles(chart, tuple(sorted(files)), specs)
+
+
+def _values(files: Mapping[str, str], profile: Profile) -> Mapping[str, Any]:
+    """What the profile supplies, unmerged with the chart's defaults (`Rendered.values`)."""
+    if profile.inline is not None:
+        return profile.inline
+    if profile.values_path is None:
+        return {}
+    return bounded.load(files.get(profile.values_path, "")) or {}
+
+
+def _spec(profile: Profile) -> ProfileSpec:
+    return ProfileSpec(
+        name=profile.name,
+        values_file=profile.values_path,
+        values=dict(profile.inline) if profile.inline is not None else None,
+        arbitrary_uid=profile.arbitrary_uid,
+    )
+
+
+def _templates(files: Mapping[str, str], chart: str) -> dict[str, str]:
+    prefix = f"{chart}/"
+    return {
+        path[len(prefix) :]: text
+        for path, text in sorted(files.items())
+        if path.startswith(f"{prefix}templates/") and is_manifest_template(path)
+    }
+
+
+def _plain(template: str, text: str) -> str:
+    rendered_text = RELEASE_NAME_RE.sub(RELEASE, text)
+    if "{{" in rendered_text:
+        raise ChartReviewError(
+            f"{template}: a directive other than the release's name needs Helm: "
+            "test it end to end (tests/support/pr_review.py)"
+        )
+    return rendered_text
+
+
+def review_files(
+    base: Mapping[str, str | None],
+    head: Mapping[str, str | None],
+    check: str,
+    config: str | None = None,
+) -> list[Finding]:
+    """tests/support/pr_review.py's `review_pr` without git or Helm: that check's findings on the
+    PR that turns `base` into `head` (`files_context`)."""
+    return run_check(check, files_context(base, head, config=config))

@@ -27,13 +27,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.charts.profiles import Profile, discover_profiles
+from bot.engine.review import apply_overrides
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile
 from bot.model.check import Check
 from bot.model.config import CONFIG_PATH, ProfileSpec, parse_config
 from bot.model.context import ChartContext, ChartRenders, Rendered
 from bot.model.manifests import is_manifest_template, parse_rendered
-from bot.model.report import Finding
+from bot.model.report import Finding, sort_findings
 from bot.model.yaml import bounded
 from checks import REGISTRY
 from tests.support.qos import DictTree
@@ -237,5 +238,7 @@ def review_files(
     config: str | None = None,
 ) -> list[Finding]:
     """tests/support/pr_review.py's `review_pr` without git or Helm: that check's findings on the
-    PR that turns `base` into `head` (`files_context`)."""
-    return run_check(check, files_context(base, head, config=config))
+    PR that turns `base` into `head` (`files_context`), with the config's severities applied and
+    in the report's order, as the engine hands them on."""
+    ctx = files_context(base, head, config=config)
+    return list(sort_findings(apply_overrides(run_check(check, ctx), ctx.config)))

@@ -11,7 +11,7 @@ findings, from the registry the engine is handed.
 
 `files_context(base_files, head_files)` is the same from a chart's repository files alone, as
 tests/support/pr_review.py lays them (chart `app`, profiles `ci/<name>-values.yaml`): each
-template's render is its own text, the one directive it may hold being the release's name, so a
+template's render is its own text, the directives it may hold the release's name and namespace, so a
 test that reviews a PR end to end can build its unit twin from the very same files.
 
 What such a context cannot give: provenance (a finding moved to the values line that set its
@@ -46,8 +46,9 @@ ONE_TEMPLATE = (
 
 # The release the engine renders every chart as (`Context.release_name`).
 RELEASE = "release"
-# The one directive a template given to `files_context` may hold: Helm prints the release's name.
-RELEASE_NAME_RE = re.compile(r"\{\{-?\s*\.Release\.Name\s*-?\}\}")
+# The directives a template given to `files_context` may hold: Helm prints the release's name and
+# namespace there (the engine's `Context.release_name` and `namespace`).
+RELEASE_RE = re.compile(r"\{\{-?\s*\.Release\.(?P<field>Name|Namespace)\s*-?\}\}")
 
 # A profile's render: the whole output as one text, or the text of each template.
 Render = str | Mapping[str, str]
@@ -159,8 +160,8 @@ def files_context(
     """The context of a PR that turns `base_files` into `head_files` (a None value: no such file),
     a chart's repository files: the profiles are those the engine finds (chart-testing's
     `ci/*-values.yaml`, and the config's entries), each template renders as its own text with the
-    release's name in place of `{{ .Release.Name }}`. Any other directive is refused: such a
-    template needs Helm, so its test is end to end."""
+    release's name and namespace in place of `{{ .Release.Name }}` and `{{ .Release.Namespace }}`.
+    Any other directive is refused: such a template needs Helm, so its test is end to end."""
     old = {p: t for p, t in base_files.items() if t is not None}
     new = {p: t for p, t in head_files.items() if t is not None}
     if config is not None:
@@ -221,11 +222,12 @@ def _templates(files: Mapping[str, str], chart: str) -> dict[str, str]:
     }
 
 
-def _plain(template: str, text: str) -> str:
-    rendered_text = RELEASE_NAME_RE.sub(RELEASE, text)
+def _plain(template: str, text: str, namespace: str = "default") -> str:
+    said = {"Name": RELEASE, "Namespace": namespace}
+    rendered_text = RELEASE_RE.sub(lambda m: said[m["field"]], text)
     if "{{" in rendered_text:
         raise ChartReviewError(
-            f"{template}: a directive other than the release's name needs Helm: "
+            f"{template}: a directive other than the release's name or namespace needs Helm: "
             "test it end to end (tests/support/pr_review.py)"
         )
     return rendered_text

@@ -21,6 +21,7 @@ history (`version`) or other repositories (`headings`) is tested end to end."""
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 import textwrap
 from collections.abc import Mapping
@@ -129,7 +130,7 @@ def chart_context(
     old, new = dict(base_files or {}), dict(head_files or {})
     if config is not None:
         old[CONFIG_PATH] = new[CONFIG_PATH] = textwrap.dedent(config)
-    base_tree, head_tree = DictTree(old, "b" * 40), DictTree(new, "h" * 40)
+    base_tree, head_tree = DictTree(old, commit_of(old)), DictTree(new, commit_of(new))
     return ChartContext(
         config=parse_config(old.get(CONFIG_PATH), known_checks=REGISTRY.names),
         git=NoGit(),  # type: ignore[arg-type]
@@ -142,6 +143,15 @@ def chart_context(
         chart=renders,
         namespace=namespace,
     )
+
+
+def commit_of(files: Mapping[str, str]) -> str:
+    """A commit id for these files, as git's names its content: checks remember what they read of
+    a commit by its id (the yaml check its settings), so other files must never share one."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for path in sorted(files):
+        digest.update(f"{path}\0{files[path]}\0".encode())
+    return digest.hexdigest()
 
 
 def run_check(name: str, ctx: ChartContext) -> list[Finding]:
@@ -157,13 +167,14 @@ def files_context(
     chart: str = "app",
     config: str | None = None,
 ) -> ChartContext:
-    """The context of a PR that turns `base_files` into `head_files` (a None value: no such file),
-    a chart's repository files: the profiles are those the engine finds (chart-testing's
+    """The context of a PR on a chart's repository files: `base_files` at base, `head_files` laid
+    over them at head (a None value deletes the file), as tests/support/pr_review.py lays them. The
+    profiles are those the engine finds (chart-testing's
     `ci/*-values.yaml`, and the config's entries), each template renders as its own text with the
     release's name and namespace in place of `{{ .Release.Name }}` and `{{ .Release.Namespace }}`.
     Any other directive is refused: such a template needs Helm, so its test is end to end."""
     old = {p: t for p, t in base_files.items() if t is not None}
-    new = {p: t for p, t in head_files.items() if t is not None}
+    new = {p: t for p, t in {**old, **head_files}.items() if t is not None}
     if config is not None:
         old[CONFIG_PATH] = new[CONFIG_PATH] = textwrap.dedent(config)
     specs = parse_config(old.get(CONFIG_PATH), known_checks=REGISTRY.names).profiles_for(chart)
@@ -238,9 +249,10 @@ def review_files(
     head: Mapping[str, str | None],
     check: str,
     config: str | None = None,
+    chart: str = "app",
 ) -> list[Finding]:
     """tests/support/pr_review.py's `review_pr` without git or Helm: that check's findings on the
-    PR that turns `base` into `head` (`files_context`), with the config's severities applied and
+    PR that lays `head` over `base` (`files_context`), with the config's severities applied and
     in the report's order, as the engine hands them on."""
-    ctx = files_context(base, head, config=config)
+    ctx = files_context(base, head, chart=chart, config=config)
     return list(sort_findings(apply_overrides(run_check(check, ctx), ctx.config)))

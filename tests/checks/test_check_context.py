@@ -120,19 +120,24 @@ CHART_FILES = {
 
 def test_files_context_finds_the_profiles_and_their_values_as_the_engine_does() -> None:
     marked = "profiles:\n  - name: eks\n    arbitrary_uid: true\n"
-    ctx = files_context(CHART_FILES, {"app/ci/gke-values.yaml": "replicas: 2\n"}, config=marked)
+    head = {"app/ci/gke-values.yaml": "replicas: 2\n", "app/ci/eks-values.yaml": "replicas: 3\n"}
+    ctx = files_context(CHART_FILES, head, config=marked)
     assert (sorted(ctx.chart.base), sorted(ctx.chart.head)) == (
         ["aks", "eks"],
         ["aks", "eks", "gke"],
     )
     assert ctx.chart.head["aks"].values == {"global": {"openshift": True}}
+    assert (ctx.chart.base["eks"].values, ctx.chart.head["eks"].values) == ({}, {"replicas": 3})
     assert ctx.chart.head["gke"].values == {"replicas": 2}
     assert [(p.name, p.values_file, p.arbitrary_uid) for p in ctx.chart.profiles.values()] == [
         ("aks", "app/ci/aks-values.yaml", False),
         ("eks", "app/ci/eks-values.yaml", True),
         ("gke", "app/ci/gke-values.yaml", False),
     ]
-    assert [(c.path, c.status) for c in ctx.changes] == [("app/ci/gke-values.yaml", "A")]
+    assert [(c.path, c.status) for c in ctx.changes] == [
+        ("app/ci/eks-values.yaml", "M"),
+        ("app/ci/gke-values.yaml", "A"),
+    ]
 
 
 def test_files_context_renders_the_release_s_name_and_refuses_any_other_directive() -> None:

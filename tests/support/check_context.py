@@ -11,8 +11,8 @@ findings, from the registry the engine is handed.
 
 `files_context(base_files, head_files)` is the same from a chart's repository files alone, as
 tests/support/pr_review.py lays them (chart `app`, profiles `ci/<name>-values.yaml`): each
-template's render is its own text, the directives it may hold the release's name and namespace, so a
-test that reviews a PR end to end can build its unit twin from the very same files.
+template renders as its own text, the release's name and namespace put in, so a test that reviews
+a PR end to end can build its unit twin from the very same files (`review_files`).
 
 What such a context cannot give: provenance (a finding moved to the values line that set its
 field is the engine's, after the check), other open PRs' renders, and git: a check that reads
@@ -25,9 +25,11 @@ import hashlib
 import re
 import textwrap
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from bot.charts.profiles import Profile, discover_profiles
+from bot.charts.renders import _spec as profile_spec  # how the engine hands a profile to checks
 from bot.engine.review import apply_overrides
 from bot.errors import ChartReviewError
 from bot.git.objects import ChangedFile
@@ -168,11 +170,11 @@ def files_context(
     config: str | None = None,
 ) -> ChartContext:
     """The context of a PR on a chart's repository files: `base_files` at base, `head_files` laid
-    over them at head (a None value deletes the file), as tests/support/pr_review.py lays them. The
-    profiles are those the engine finds (chart-testing's
-    `ci/*-values.yaml`, and the config's entries), each template renders as its own text with the
-    release's name and namespace in place of `{{ .Release.Name }}` and `{{ .Release.Namespace }}`.
-    Any other directive is refused: such a template needs Helm, so its test is end to end."""
+    over them at head (a None value deletes the file), as tests/support/pr_review.py lays them.
+    The profiles are those the engine finds (chart-testing's `ci/*-values.yaml` and the config's
+    entries); each template renders as its own text with the release's name and namespace in
+    place of `{{ .Release.Name }}` and `{{ .Release.Namespace }}`. Any other directive is
+    refused: such a template needs Helm, so its test is end to end."""
     old = {p: t for p, t in base_files.items() if t is not None}
     new = {p: t for p, t in {**old, **head_files}.items() if t is not None}
     if config is not None:
@@ -188,15 +190,19 @@ def files_context(
             ({n: render for n in profiles}, {n: _values(files, p) for n, p in profiles.items()})
         )
     (base, base_values), (head, head_values) = sides
-    return chart_context(
+    ctx = chart_context(
         base,
         head,
         chart=chart,
         base_files=old,
         head_files=new,
-        values={**base_values, **head_values},
-        profiles={n: _spec(p) for n, p in found.items()},
+        values=head_values,
+        profiles={n: profile_spec(p) for n, p in found.items()},
     )
+    # Each side's renders with the values that side's files supply.
+    at_base = {n: replace(r, values=base_values[n]) for n, r in ctx.chart.base.items()}
+    renders = replace(ctx.chart, base=at_base)
+    return replace(ctx, chart=renders, charts=(renders,))
 
 
 def _profiles(files: Mapping[str, str], chart: str, specs: list[ProfileSpec]) -> dict[str, Profile]:
@@ -213,15 +219,6 @@ def _values(files: Mapping[str, str], profile: Profile) -> Mapping[str, Any]:
     if profile.values_path is None:
         return {}
     return bounded.load(files.get(profile.values_path, "")) or {}
-
-
-def _spec(profile: Profile) -> ProfileSpec:
-    return ProfileSpec(
-        name=profile.name,
-        values_file=profile.values_path,
-        values=dict(profile.inline) if profile.inline is not None else None,
-        arbitrary_uid=profile.arbitrary_uid,
-    )
 
 
 def _templates(files: Mapping[str, str], chart: str) -> dict[str, str]:

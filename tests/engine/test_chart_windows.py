@@ -18,45 +18,12 @@ from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
+from tests.support.manifests import guaranteed_web, shipper
 
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: example/web:1
-          resources:
-            requests:
-              cpu: 100m
-              memory: 64Mi
-            limits:
-              cpu: 100m
-              memory: 64Mi
-"""
+WEB = guaranteed_web(replicas="{{ .Values.replicas }}")
 # A sidecar with a memory limit and no CPU limit: the pod falls from Guaranteed to Burstable, and
 # the QoS check suggests the limits that keep it Guaranteed (a suggestion to verify).
-SIDECAR = """\
-        - name: shipper
-          image: example/shipper:1
-          resources:
-            requests:
-              cpu: 50m
-              memory: 32Mi
-            limits:
-              memory: 32Mi
-"""
+SIDECAR = shipper()
 BROKEN = "{{ .Values.missing.field }}\n"
 
 

@@ -18,6 +18,7 @@ from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
+from tests.support.manifests import guaranteed_web, shipper
 
 CHART = "app"
 TEMPLATE = f"{CHART}/templates/web.yaml"
@@ -99,41 +100,8 @@ def test_version_taken_by_develop_suggests_the_next_free_version_and_app_version
     assert [f.rule for f in after.findings_for("version")] == []
 
 
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: example/web:1
-          resources:
-            requests:
-              cpu: 100m
-              memory: 64Mi
-            limits:
-              cpu: 100m
-              memory: 64Mi
-"""
-SHIPPER = """\
-        - name: shipper
-          image: example/shipper:1
-          resources:
-            requests:
-              cpu: 50m
-              memory: 32Mi
-            limits:
-              memory: 32Mi
-"""
+WEB = guaranteed_web()
+SHIPPER = shipper()
 
 
 def qos_repo(tmp_path: Path, sidecar: str) -> GitBuilder:

@@ -31,6 +31,11 @@ class Section:
     title: str
     body: SectionFn | None = None
     quiet: bool = False  # shown only when its check found something
+    config_key: str = ""  # where the config file sets its options; "" for `checks.<name>`
+
+    @property
+    def options_key(self) -> str:
+        return self.config_key or f"checks.{self.name}"
 
     def shown(self, report: Report) -> bool:
         return not self.quiet or bool(report.findings_for(self.name))
@@ -109,4 +114,5 @@ class Registry:
 
     def sections(self) -> list[Section]:
         """The markdown section of every registered check, in registry order."""
-        return [Section(c.name, c.title, c.section, c.quiet) for c in self.checks]
+        keys = {o.name: o.key for o in self.options}
+        return [Section(c.name, c.title, c.section, c.quiet, keys[c.name]) for c in self.checks]

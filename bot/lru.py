@@ -70,12 +70,9 @@ class _Stored(Generic[H]):
         self._last: tuple[Memos | None, Any] = (None, None)
 
     def _here(self) -> H:
+        seen, held = self._last
         memos = current_memos()
-        last = self._last
-        if last[0] is memos:
-            held: H = last[1]
-            return held
-        return self._switch(memos)
+        return held if seen is memos else self._switch(memos)
 
     def _switch(self, memos: Memos) -> H:
         held = memos.held(self, self._fresh)
@@ -105,9 +102,11 @@ class BoundedCache(_Stored[_Entries[K, V]]):
         # and `put` (which holds the lock) is the one to change what is held or its weight; an
         # entry evicted between the two calls is simply not moved. The store is found inline
         # (as `_here` does): a method call would cost the lookup a third more.
+        seen, entries = self._last
         memos = current_memos()
-        last = self._last
-        data = (last[1] if last[0] is memos else self._switch(memos)).data
+        if seen is not memos:
+            entries = self._switch(memos)
+        data = entries.data
         value = data.get(key)
         if value is not None:
             try:
@@ -117,21 +116,25 @@ class BoundedCache(_Stored[_Entries[K, V]]):
         return value
 
     def put(self, key: K, value: V) -> None:
-        entries = self._here()
-        data = entries.data
+        seen, entries = self._last
+        memos = current_memos()
+        if seen is not memos:
+            entries = self._switch(memos)
+        data, weight = entries.data, self._weight
         with entries.lock:
-            if self._weight is not None:
-                old = data.get(key)
-                entries.total += self._weight(value) - (0 if old is None else self._weight(old))
+            if weight is None:
+                data[key] = value
+                data.move_to_end(key)
+                while len(data) > self.size:
+                    data.popitem(last=False)
+                return
+            old = data.get(key)
+            entries.total += weight(value) - (0 if old is None else weight(old))
             data[key] = value
             data.move_to_end(key)
-            while data and self._over(entries):
+            while data and entries.total > self.size:
                 _, gone = data.popitem(last=False)
-                if self._weight is not None:
-                    entries.total -= self._weight(gone)
-
-    def _over(self, entries: _Entries[K, V]) -> bool:
-        return entries.total > self.size if self._weight is not None else len(entries) > self.size
+                entries.total -= weight(gone)
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
         """The cached value, else `make()`'s, remembered (computed outside the lock)."""
@@ -168,9 +171,10 @@ class IdentityMemo(_Stored[_Table], Generic[T, V]):
         self.size = size
 
     def get_or_make(self, obj: T, make: Callable[[T], V]) -> V:
+        seen, table = self._last
         memos = current_memos()
-        last = self._last
-        table = last[1] if last[0] is memos else self._switch(memos)
+        if seen is not memos:
+            table = self._switch(memos)
         hit = table.data.get(id(obj))
         if hit is not None and hit[0] is obj:
             value: V = hit[1]

@@ -90,7 +90,8 @@ def other_renders(
     }
     for other, path in judged:  # compared without a render: nothing of theirs can be the same
         renders.setdefault(other, []).append(ChartRenders(path, path.rsplit("/", 1)[-1], {}, {}))
-    for (head, path, profiles), chart in zip(jobs, render_in_order(starts), strict=True):
+    in_order = render_in_order(starts, settings.pools.sizes.charts_ahead)
+    for (head, path, profiles), chart in zip(jobs, in_order, strict=True):
         if not _found_all(chart, objects[path]):
             # An object this PR changed is not in the templates that hold it here: the other
             # head moved or removed it. Parsed whole (the render is the cache's), as it always was.

@@ -13,7 +13,8 @@ from types import ModuleType
 from typing import NoReturn
 
 import bot
-from bot.app.settings import render_limits
+from bot.app.settings import render_limits, render_workers
+from bot.charts.resources import Pool, Resources, Sizes
 from bot.cli import action_args as action_cli
 from bot.cli import list_changed as list_changed_cli
 from bot.cli import qos as qos_cli
@@ -183,7 +184,8 @@ def add_review(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_review)
 
 
-def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
+def review_input(args: argparse.Namespace, repo: GitRepo, finding: Pool) -> ReviewInput:
+    """The review asked for; the open PRs, unless given, are found in `finding` meanwhile."""
     develop_sha = develop_commit(repo, args.develop, args.base)
     head, number, rules = repo.resolve(args.head), head_number(args.head), discovery_from(args)
     # `--open-pr` is read now, so that a malformed one stops the review before it renders.
@@ -193,7 +195,7 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
         else ()
     )
     found = (
-        finding_open_prs(repo, develop_sha, head, rules=rules, exclude_number=number)
+        finding_open_prs(repo, develop_sha, head, finding, rules=rules, exclude_number=number)
         if develop_sha and not args.open_pr
         else None
     )
@@ -257,12 +259,16 @@ def read_pr_body(source: str | None) -> str:
 def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
-    renderer = make_renderer(args.renderer, render_limits())
+    workers = render_workers()
+    renderer = make_renderer(args.renderer, render_limits(), workers)
     if isinstance(renderer, SandboxedHelm):
         # Its processes load Python and Helm (~0.2 s each) while this one reads git.
         renderer.start()
-    engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
-    result = engine.review(review_input(args, repo), explain=args.explain)
+    # The command's pools and memos: the discovery of open PRs shares the review's memos.
+    with Resources(Sizes.for_render_workers(workers)) as resources, resources.active():
+        engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args), resources=resources)
+        inp = review_input(args, repo, resources.pools.open_prs)
+        result = engine.review(inp, explain=args.explain)
     writer: Publisher = ReportWriter(
         args.format,
         REGISTRY.sections(),

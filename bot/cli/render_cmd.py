@@ -14,6 +14,7 @@ from bot.app.settings import render_limits
 from bot.charts.fetching import ReviewFetch
 from bot.charts.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
 from bot.charts.renders import ChartSource, RenderSettings, render_chart
+from bot.charts.resources import Resources
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
 from bot.cli.renderer_args import add_renderer_argument
 from bot.cli.values_args import add_values_arguments, override_from
@@ -98,20 +99,23 @@ def render_one(
         else config.kube_version,
         parse_api_versions(args.api_versions, "--api-versions") or tuple(config.api_versions),
     )
-    settings = RenderSettings(
-        config,
-        make_renderer(args.renderer, render_limits()),
-        RenderCache(),
-        repo,
-        args.release_name or config.release_name or DEFAULT_RELEASE,
-        args.namespace or config.namespace or DEFAULT_NAMESPACE,
-        only=(profile,),
-        capabilities=capabilities,
-        override=override,
-        # The ref's own repositories are allowed: the user chose what to render.
-        fetch=ReviewFetch(fetcher_from(args), config.dependencies, tree, args.offline),
-    )
-    renders = render_chart(ChartSource(chart, _NoChart(repo, tree.commit), tree), settings)
+    # The command's own pools and memos (bot/charts/resources.py), ended with it.
+    with Resources() as resources, resources.active():
+        settings = RenderSettings(
+            config,
+            make_renderer(args.renderer, render_limits()),
+            RenderCache(),
+            repo,
+            args.release_name or config.release_name or DEFAULT_RELEASE,
+            args.namespace or config.namespace or DEFAULT_NAMESPACE,
+            resources.pools,
+            only=(profile,),
+            capabilities=capabilities,
+            override=override,
+            # The ref's own repositories are allowed: the user chose what to render.
+            fetch=ReviewFetch(fetcher_from(args), config.dependencies, tree, args.offline),
+        )
+        renders = render_chart(ChartSource(chart, _NoChart(repo, tree.commit), tree), settings)
     return renders.head[profile]
 
 

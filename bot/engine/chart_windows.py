@@ -12,7 +12,7 @@ charts keeps every render, as its result's context has always had them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,15 +28,11 @@ from bot.model.check import Check, Need, Registry
 from bot.model.context import ChartRenders, Context, OpenPR
 from bot.model.rendered_diff import rendered_diffs
 from bot.model.report import NOT_REVIEWED, ChartSummary, Finding
-from bot.render.base import RENDER_WORKERS
 from bot.render.probe import AssumedCapabilities
 
 # Charts checked together. A PR touches fewer (its review is one window, as it always was); a
-# review of more holds this many charts' renders at a time, besides the CHARTS_AHEAD rendering.
+# review of more holds this many charts' renders at a time, besides the charts ahead rendering.
 CHARTS_CHECKED_TOGETHER = 16
-
-# Other open PRs' renders, one review's at a time per thread: each waits on the render pool.
-_OTHERS_POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="other-prs")
 
 Progress = Callable[[int, int, str], None]
 
@@ -121,7 +117,7 @@ class ChartsChecked:
             return None
         charts = (*self.kept, *ctx.charts)
         target, base = ctx.target.commit, self.sides[0]
-        return _OTHERS_POOL.submit(
+        return self.settings.pools.others.submit(
             other_renders, repo, target, ctx.open_prs, charts, base, self.settings, ctx.head.commit
         )
 

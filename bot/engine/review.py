@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -20,6 +20,7 @@ from bot.charts.renders import (
     renders_in_order,
     start_chart,
 )
+from bot.charts.resources import Pool, Resources, process_resources
 from bot.charts.selection import chart_dirs
 from bot.engine.chart_windows import CHARTS_CHECKED_TOGETHER, ChartsChecked, windows
 from bot.engine.check_runs import apply_overrides, run_check
@@ -48,10 +49,6 @@ from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import DependencyFetcher, HelmFetcher
 from bot.render.probe import assumed_capabilities
-
-# A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
-# need only what is already known run at once, beside the review's own work.
-_GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
 
 log = logging.getLogger(__name__)
 # A PR's commits read for their messages: more is a branch history, not a change's.
@@ -134,7 +131,8 @@ class ReviewResult:
 
 
 class Engine:
-    """Reviews with the checks of `registry` (the edge passes `checks.REGISTRY`)."""
+    """Reviews with the checks of `registry` (the edge passes `checks.REGISTRY`), on the pools and
+    memos of `resources` (the composition root's, bot/charts/resources.py; None: the process's)."""
 
     def __init__(
         self,
@@ -144,6 +142,7 @@ class Engine:
         cache: RenderCache | None = None,
         fetcher: DependencyFetcher | None = None,
         window: int = CHARTS_CHECKED_TOGETHER,
+        resources: Resources | None = None,
     ) -> None:
         self.repo = repo
         self.renderer = renderer
@@ -153,6 +152,9 @@ class Engine:
         self.fetcher = fetcher if fetcher is not None else HelmFetcher()
         self.timings = Timings()
         self.window = window  # charts checked together (bot/engine/chart_windows.py)
+        self.resources = resources if resources is not None else process_resources()
+        # Git commands that need only what is already known, beside the review's own work.
+        self._git: Pool = self.resources.pools.git
 
     def _known(self, known: dict[str, str | None], ref: str, what: str) -> str:
         sha = known.get(ref)
@@ -184,10 +186,10 @@ class Engine:
         listed_f = (
             None
             if inp.pr.commits
-            else _GIT_POOL.submit(self.repo.fork_log, target, head, max_count=MAX_COMMITS)
+            else self._git.submit(self.repo.fork_log, target, head, max_count=MAX_COMMITS)
         )
-        merge_base_f = None if listed_f else _GIT_POOL.submit(self.repo.merge_base, target, head)
-        changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
+        merge_base_f = None if listed_f else self._git.submit(self.repo.merge_base, target, head)
+        changes_f = self._git.submit(self.repo.changes_from_merge_base, target, head)
         config = self.load_config(target, inp.config_path)
         ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
         names = (inp.base, inp.head)
@@ -220,13 +222,18 @@ class Engine:
         commits, merge_base = listed_f.result()
         if merge_base is None:  # several, none, or a list cut short: git decides, as before
             merge_base = shallow.merge_base(self.repo, where, target, head, names)
-            listed = _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=MAX_COMMITS)
+            listed = self._git.submit(self.repo.log, f"{merge_base}..{head}", max_count=MAX_COMMITS)
             return merge_base, listed
         done: Future[tuple[Commit, ...]] = Future()
         done.set_result(commits)
         return merge_base, done
 
     def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
+        """The review, its memos in its resources' store (and in every thread it starts)."""
+        with self.resources.active():
+            return self._review(inp, explain)
+
+    def _review(self, inp: ReviewInput, explain: bool) -> ReviewResult:
         started = time.perf_counter()
         known = self._git_facts(inp)
         target, head, merge_base, config = known.target, known.head, known.merge_base, known.config
@@ -248,8 +255,8 @@ class Engine:
         )
         # Read from Helm (by rendering a probe) before the charts' renders fill the render
         # processes, where a cache does not have it yet.
-        assumed_f = _GIT_POOL.submit(assumed_capabilities, capabilities, self.renderer, self.cache)
-        ahead = _GIT_POOL.submit(_read_ahead, self.repo, target, inp, head, dirs)
+        assumed_f = self._git.submit(assumed_capabilities, capabilities, self.renderer, self.cache)
+        ahead = self._git.submit(_read_ahead, self.repo, target, inp, head, dirs)
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
         # The allow-list is the target's, as the config is: a PR cannot add a host to its review.
         fetch = ReviewFetch(self.fetcher, config.dependencies, self.repo.tree(target), inp.offline)
@@ -261,6 +268,7 @@ class Engine:
             self.repo,
             release,
             namespace,
+            self.resources.pools,
             only=inp.profiles,
             capabilities=capabilities,
             override=inp.values,
@@ -297,7 +305,7 @@ class Engine:
             develop_name=develop_name,
             as_of=inp.as_of,
         )
-        early = _early_work(enabled, begun, dirs)
+        early = _early_work(self._git, enabled, begun, dirs)
 
         def context(others: tuple[OpenPR, ...]) -> Context:
             commits = known.commits
@@ -320,7 +328,7 @@ class Engine:
             early=early,
         )
         t0 = time.perf_counter()
-        handed = renders_in_order(starts)
+        handed = renders_in_order(starts, self.resources.sizes.charts_ahead)
         for window, last in windows(handed, len(sources), self.window, inp.progress):
             self.timings.render += time.perf_counter() - t0  # the window's renders, waited for
             self._check_window(run, window, last, inp.profiles)
@@ -393,11 +401,11 @@ class Engine:
 
 
 def _early_work(
-    enabled: Sequence[Check[Any]], ctx: Context, dirs: Sequence[str]
+    pool: Pool, enabled: Sequence[Check[Any]], ctx: Context, dirs: Sequence[str]
 ) -> dict[str, tuple[Future[None], ...]]:
     """Each check's work that needs no render, begun on every chart while Helm renders."""
     return {
-        check.name: tuple(_GIT_POOL.submit(check.early, ctx, chart) for chart in dirs)
+        check.name: tuple(pool.submit(check.early, ctx, chart) for chart in dirs)
         for check in enabled
         if check.early is not None and check.scope == "chart"
     }

@@ -86,7 +86,7 @@ def _review(env: ActionEnv, environ: Mapping[str, str], values: ValuesOverride) 
     try:
         with resources.active():
             engine = Engine(git, renderer, REGISTRY, RenderCache(), resources=resources)
-            return _review_engine(env, environ, values, event, engine, opened)
+            return _review_engine(env, environ, values, event, (git, engine), opened)
     finally:
         for repo in opened:
             repo.close()
@@ -102,12 +102,12 @@ def _review_engine(
     environ: Mapping[str, str],
     values: ValuesOverride,
     event: PullEvent,
-    engine: Engine,
+    checkout: tuple[GitRepo, Engine],
     opened: list[GitRepo],
 ) -> ReviewResult:
-    """The PR reviewed with `engine` on the checkout, and published; the repositories it links
+    """The PR reviewed with the engine on the checkout, and published; the repositories it links
     are opened into `opened`, for the caller to close."""
-    git = engine.repo
+    git, engine = checkout
     require_commits(git, [event.pr.base_sha, event.pr.head_sha])
     pace = pacing(environ)
     client = token_client(env.repository, env.token, env.api_url, pace, env.inputs.comment)

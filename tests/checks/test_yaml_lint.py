@@ -160,7 +160,7 @@ def test_the_base_s_file_is_linted_only_where_the_head_s_has_a_problem(tmp_path:
     base_values = VALUES + unique + "trailing: x \n"
     head_values = VALUES + unique + "trailing: x\n"
     assert lint(ci() | chart(values=base_values), chart(values=head_values)) == []
-    linted = {key[2] for key in problems._YAMLLINT._data}
+    linted = {key[2] for key in problems._YAMLLINT.held_keys()}
     assert problems._digest(head_values) in linted
     assert problems._digest(base_values) not in linted
 

@@ -22,7 +22,7 @@ SPLITLINES_ALLOWED = {
     ("bot/git/repo.py", "_failed"): "git's stderr, for an error message",
     ("bot/git/fetch.py", "run_git"): "git's stderr, for an error message",
     ("bot/render/confine.py", "_landlock"): "an OSError's message, for its first line",
-    ("bot/render/sandbox.py", "_death"): "a render process's stderr, for its first line",
+    ("bot/render/render_process.py", "_death"): "a render process's stderr, for its first line",
     ("webhooks/app.py", "_describe"): "an exception's message, for its first line",
     ("bot/render/deps/process.py", "_crashed"): "a fetch process's stderr, for its last line",
 }

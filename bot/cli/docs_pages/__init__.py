@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from bot.cli.docs_pages.paths import ROOT
+
 COMMAND = "make docs"
 # The first line of every generated page: what made it, and where to edit instead.
 NOTE = (

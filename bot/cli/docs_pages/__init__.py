@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.cli.docs_pages.markdown import ROOT
+from bot.cli.docs_pages.paths import ROOT
 
 COMMAND = "make docs"
 # The first line of every generated page: what made it, and where to edit instead.

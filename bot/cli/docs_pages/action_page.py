@@ -7,7 +7,8 @@ from typing import Any
 
 import yaml
 
-from bot.cli.docs_pages.markdown import ROOT, code, plain, table
+from bot.cli.docs_pages.markdown import code, plain, table
+from bot.cli.docs_pages.paths import ROOT
 
 ACTION_YML = ROOT / "action.yml"
 INTRO = """\

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-
-# The repository the pages are written into.
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def cell(text: str) -> str:

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench load corpus clean
+.PHONY: demo test lint docs bench load corpus clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check bot checks webhooks tests bench
 	$(BIN)/mypy bot checks webhooks
 	$(BIN)/lint-imports  # the layers' import contracts, in .importlinter
+
+# The generated pages of docs/ (cli, checks, config, the Action's inputs) and config.schema.json,
+# from the parsers, the registry, the config's models and action.yml (bot/cli/docs_pages/).
+docs: $(VENV)/.installed
+	$(BIN)/python -m bot.cli.docs_pages
 
 # Debian's docker-registry, the real OCI registry of the dependency-fetch tests
 # (tests/support/oci_registry.py); CHART_REVIEW_NO_REGISTRY=1 skips those tests instead.

@@ -33,9 +33,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.charts.resources import Resources  # noqa: E402
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
-from bot.lru import clear_all  # noqa: E402
 from bot.render.base import RENDER_WORKERS, Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
 from bot.render.factory import make_renderer  # noqa: E402
@@ -291,15 +291,15 @@ def held_past_caches(root: Path, renderer: Renderer) -> tuple[float, float]:
     """What a cold `--all-charts` review holds once every bounded cache is emptied: its result
     (the report and the context), in MB, and the report alone. The peak RSS grows with the
     number of charts until the caches are full; this part is all that grows past them."""
-    clear_all()
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        engine = Engine(GitRepo(root), renderer, REGISTRY, RenderCache())
+        resources = Resources()  # memos of its own, so cold, and emptied whole below
+        engine = Engine(GitRepo(root), renderer, REGISTRY, RenderCache(), resources=resources)
         result: Any = engine.review(ReviewInput(base="develop", head="pr", all_charts=True))
         del engine
-        clear_all()
+        resources.close()
         gc.collect()
         whole = tracemalloc.get_traced_memory()[0] - before
         report, result = result.report, None

@@ -36,12 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from all_charts_bench import RecordingRenderer  # noqa: E402
 
 import bot.engine.chart_windows as chart_windows  # noqa: E402
+from bot.charts.resources import Resources  # noqa: E402
 from bot.engine.provenance import profiles_of  # noqa: E402
 from bot.engine.review import Engine, ReviewInput  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
-from bot.lru import clear_all  # noqa: E402
 from bot.model.check import Registry  # noqa: E402
-from bot.model.manifests import clear_parse_cache  # noqa: E402
 from bot.model.report import Finding  # noqa: E402
 from bot.render.base import Renderer  # noqa: E402
 from bot.render.cache import RenderCache  # noqa: E402
@@ -49,7 +48,6 @@ from bot.render.embedded import EmbeddedHelm  # noqa: E402
 from bot.render.factory import make_renderer  # noqa: E402
 from bot.review_process import tune_for_reviews  # noqa: E402
 from checks import REGISTRY  # noqa: E402
-from checks.qos.compare import clear_memo  # noqa: E402
 from tests.support.gitbuilder import GitBuilder  # noqa: E402
 
 PROFILES = ("aks", "eks", "gke")
@@ -107,24 +105,18 @@ def values(services: int, emptied: int, wrong_port: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def cold() -> None:
-    clear_parse_cache()
-    clear_memo()
-    clear_all()
-
-
 def review(repo: GitRepo, helm: Renderer, way: str) -> tuple[float, list[Finding]]:
-    """One cold review, `way` one of WAYS."""
-    cold()
-    repo.clear_listings()
+    """One cold review, `way` one of WAYS: on resources of its own, so with memos of its own."""
     registry = REGISTRY if way != "marks only" else NO_VALUES_FIX
-    run = Engine(repo, helm, registry, RenderCache()).review
-    t0 = time.perf_counter()
-    if way == "without":
-        report = without_provenance(lambda: run(ReviewInput("develop", "pr"))).report
-    else:
-        report = run(ReviewInput("develop", "pr")).report
-    return time.perf_counter() - t0, list(report.findings)
+    with Resources() as resources:
+        run = Engine(repo, helm, registry, RenderCache(), resources=resources).review
+        t0 = time.perf_counter()
+        if way == "without":
+            report = without_provenance(lambda: run(ReviewInput("develop", "pr"))).report
+        else:
+            report = run(ReviewInput("develop", "pr")).report
+        took = time.perf_counter() - t0
+    return took, list(report.findings)
 
 
 WAYS = ("without", "marks only", "whole")

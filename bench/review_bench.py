@@ -34,6 +34,7 @@ show, next to a small PR's few renders.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import resource
 import statistics
 import subprocess
@@ -56,14 +57,14 @@ import helm_work  # noqa: E402
 from all_charts_bench import RecordingRenderer, children_cpu  # noqa: E402
 from cold_bench import cold_ratios  # noqa: E402
 
-from bot.charts.renders import RENDER_WORKERS  # noqa: E402
+from bot.charts.resources import Resources  # noqa: E402
 from bot.cli.open_prs import discover_open_prs, finding_open_prs  # noqa: E402
-from bot.engine.review import Engine, ReviewInput  # noqa: E402
+from bot.engine.review import Engine, ReviewInput, ReviewResult  # noqa: E402
 from bot.git.repo import GitRepo  # noqa: E402
-from bot.lru import clear_all  # noqa: E402
+from bot.memos import Memos  # noqa: E402
 from bot.model.context import Context, OpenPR  # noqa: E402
 from bot.model.manifests import clear_parse_cache  # noqa: E402
-from bot.render.base import Renderer
+from bot.render.base import RENDER_WORKERS, Renderer
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm  # noqa: E402
 from bot.render.factory import make_renderer
@@ -279,7 +280,7 @@ def synthetic_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolExe
             sides.append(dest / "bench")
         repo = GitRepo(root)
         review = ReviewInput(base="develop", head="pr")
-        runs = measure(repo, helm, pool, sides, {"review": lambda: review}, args.rounds)
+        runs = measure(repo, helm, pool, sides, {"review": lambda _: review}, args.rounds)
         result, reviews, checks_share = (
             runs.result["review"],
             runs.reviews["review"],
@@ -366,7 +367,7 @@ def measure(
     helm: Renderer,
     pool: ThreadPoolExecutor,
     sides: list[Path],
-    inputs: dict[str, Callable[[], ReviewInput]],
+    inputs: dict[str, MakeInput],
     rounds: int,
     floors: Mapping[str, Callable[[], float]] | None = None,
 ) -> Runs:
@@ -376,19 +377,17 @@ def measure(
     runs = Runs()
     raw_renders(sides, pool)  # warm the library once, as a long-running worker would be
     for make in inputs.values():
-        Engine(repo, helm, REGISTRY, RenderCache()).review(make())
+        with Resources() as warming:
+            review_on(repo, helm, make, warming)
     for _ in range(rounds):
         for label, make in inputs.items():
-            engine = Engine(repo, helm, REGISTRY, RenderCache())
-            clear_parse_cache()
-            clear_memo()
-            repo.clear_listings()
-            clear_all()  # every other memo (merge bases, listings by tree id): a cold review
-            before = Cpu.now()
-            t0 = time.perf_counter()
-            runs.result[label] = engine.review(make())
-            runs.reviews.setdefault(label, []).append(time.perf_counter() - t0)
-            runs.cpu.setdefault(label, []).append(Cpu.now() - before)
+            # Resources of its own, so memos of its own (merge bases, listings, parses): cold.
+            with Resources() as resources:
+                before = Cpu.now()
+                t0 = time.perf_counter()
+                engine, runs.result[label] = review_on(repo, helm, make, resources)
+                runs.reviews.setdefault(label, []).append(time.perf_counter() - t0)
+                runs.cpu.setdefault(label, []).append(Cpu.now() - before)
             for name, seconds in engine.timings.by_check.items():
                 runs.checks.setdefault(label, {}).setdefault(name, []).append(seconds)
             if floors is not None and label in floors:
@@ -399,6 +398,20 @@ def measure(
         runs.serial.append(raw_renders(sides))
         runs.lints.append(raw_lints(sides[-1], pool))
     return runs
+
+
+# What a benchmark reviews: its input, made on the review's resources (the command line's
+# discovery of open PRs runs in their pool, on their memos).
+MakeInput = Callable[[Resources], ReviewInput]
+
+
+def review_on(
+    repo: GitRepo, renderer: Renderer, make: MakeInput, resources: Resources
+) -> tuple[Engine, ReviewResult]:
+    """A review on `resources`, its input made there too, as `chart-review review` makes it."""
+    engine = Engine(repo, renderer, REGISTRY, RenderCache(), resources=resources)
+    with resources.active():
+        return engine, engine.review(make(resources))
 
 
 # -- the real-shaped case: a GitHub mirror's refs, a chart among thousands of docs ---------------
@@ -527,17 +540,17 @@ def real_shaped_case(args: argparse.Namespace, helm: Renderer, pool: ThreadPoolE
         develop, head = repo.resolve("develop"), repo.resolve("pr")
         assert develop is not None and head is not None
 
-        def with_prs() -> ReviewInput:
+        def with_prs(resources: Resources) -> ReviewInput:
             # As the command line finds them: beside the review's renders.
-            found = finding_open_prs(repo, develop, head)
+            found = finding_open_prs(repo, develop, head, resources.pools.open_prs)
             return ReviewInput(base="develop", head="pr", open_prs_found=found)
 
         with_refs = f"{args.prs} PR refs"
         reworded = "a heading reworded"
         inputs = {
-            "no open PRs": lambda: ReviewInput(base="develop", head="pr"),
+            "no open PRs": lambda _: ReviewInput(base="develop", head="pr"),
             with_refs: with_prs,
-            reworded: lambda: ReviewInput(base="develop", head="pr-docs"),
+            reworded: lambda _: ReviewInput(base="develop", head="pr-docs"),
         }
         recorded = {label: record_helm_work(repo, helm, make) for label, make in inputs.items()}
         floors = {label: recorder.replay_alone for label, recorder in recorded.items()}
@@ -629,20 +642,26 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
         fixed_floors = []
         walls: dict[str, list[float]] = {way: [] for way in ratios}
         floors, own_floors = [], []
+        warm = Resources()  # the App's next review: the memos its last left
         for _ in range(args.rounds):
             for way in in_process:
-                clear_parse_cache(), clear_memo()
-                if way != "warm":
-                    repo.clear_listings(), clear_all()
-                walls[way].append(
-                    _timed_review(repo, helm, inputs["app" if way == "warm" else way])
-                )
+                with contextlib.ExitStack() as round_end:
+                    # Cold: resources of its own, its memos empty. Warm: the parses and the QoS
+                    # memo go still, the rest stays.
+                    resources = warm if way == "warm" else round_end.enter_context(Resources())
+                    with resources.active():
+                        clear_parse_cache(), clear_memo()
+                    timed = _timed_review(
+                        repo, helm, inputs["app" if way == "warm" else way], resources
+                    )
+                walls[way].append(timed)
                 floors.append(recorded.replay_alone())
                 own_floors.append(own.replay_alone())
                 fixed_floors.append(fixed())
                 ratios[way].append(walls[way][-1] / floors[-1])
                 own_ratios[way].append(walls[way][-1] / own_floors[-1])
                 fixed_ratios[way].append(walls[way][-1] / fixed_floors[-1])
+        warm.close()
         figures = ", ".join(
             f"{way} {statistics.median(walls[way]) * 1000:.0f} ms = {statistics.median(r):.2f}x"
             for way, r in ratios.items()
@@ -672,8 +691,9 @@ def mirror_case(args: argparse.Namespace, helm: Renderer) -> None:
         )
 
 
-def reviewed_charts(repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]) -> list[str]:
-    result = Engine(repo, helm, REGISTRY, RenderCache()).review(make())
+def reviewed_charts(repo: GitRepo, helm: Renderer, make: MakeInput) -> list[str]:
+    with Resources() as resources:
+        _, result = review_on(repo, helm, make, resources)
     return [c.path for c in result.report.charts]
 
 
@@ -694,26 +714,27 @@ def _fixed_floor(mirror: Path, base: str, head: str, charts: list[str]) -> Calla
 
 def _mirror_inputs(
     repo: GitRepo, base: str, develop: str, number: int, listed: tuple[OpenPR, ...]
-) -> dict[str, Callable[[], ReviewInput]]:
+) -> dict[str, MakeInput]:
     head_ref = f"refs/pull/{number}/head"
 
-    def cli() -> ReviewInput:
+    def cli(resources: Resources) -> ReviewInput:
         head = repo.resolve(head_ref)
-        found = finding_open_prs(repo, develop, head, exclude_number=number)
+        pool = resources.pools.open_prs
+        found = finding_open_prs(repo, develop, head, pool, exclude_number=number)
         return ReviewInput(base=base, head=head_ref, offline=True, open_prs_found=found)
 
-    def app() -> ReviewInput:
+    def app(_: Resources) -> ReviewInput:
         return ReviewInput(base=base, head=head_ref, offline=True, open_prs=listed)
 
-    def own() -> ReviewInput:
+    def own(_: Resources) -> ReviewInput:
         return ReviewInput(base=base, head=head_ref, offline=True)
 
     return {"cli": cli, "app": app, "own": own}
 
 
-def _timed_review(repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]) -> float:
+def _timed_review(repo: GitRepo, helm: Renderer, make: MakeInput, resources: Resources) -> float:
     t0 = time.perf_counter()
-    Engine(repo, helm, REGISTRY, RenderCache()).review(make())
+    review_on(repo, helm, make, resources)
     return time.perf_counter() - t0
 
 
@@ -761,30 +782,24 @@ def claims_cost(repo: GitRepo, develop: str, head: str, rounds: int) -> tuple[fl
     cold, warm = [], []
     claims: tuple[Any, ...] = ()
     for _ in range(rounds):
-        repo.clear_listings()
-        clear_all()
-        t0 = time.perf_counter()
-        open_claims(repo, CHART_DIR, prs, develop)
-        cold.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        claims = open_claims(repo, CHART_DIR, prs, develop)
-        warm.append(time.perf_counter() - t0)
+        with Memos().active():  # every memo empty, the repository's listings too
+            t0 = time.perf_counter()
+            open_claims(repo, CHART_DIR, prs, develop)
+            cold.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            claims = open_claims(repo, CHART_DIR, prs, develop)
+            warm.append(time.perf_counter() - t0)
     claimed = sum(1 for _, claim in claims if claim.head is not None and claim.changed)
     return statistics.median(cold) * 1000, statistics.median(warm) * 1000, claimed
 
 
-def record_helm_work(
-    repo: GitRepo, helm: Renderer, make: Callable[[], ReviewInput]
-) -> RecordingRenderer:
+def record_helm_work(repo: GitRepo, helm: Renderer, make: MakeInput) -> RecordingRenderer:
     """Helm's whole work for one review: every render and `helm lint` the review asked of the
     renderer (the other open PRs' renders for the duplicates check among them), recorded in a
     cold review, to be redone alone (`replay_alone`) beside each timed review."""
     recorder = RecordingRenderer(helm)
-    clear_parse_cache()
-    clear_memo()
-    repo.clear_listings()
-    clear_all()
-    Engine(repo, recorder, REGISTRY, RenderCache()).review(make())
+    with Resources() as resources:  # memos of its own: cold
+        review_on(repo, recorder, make, resources)
     return recorder
 
 

@@ -1,5 +1,10 @@
-"""A bounded least-recently-used map: the memo for a long-lived worker that reviews untrusted charts,
-where an unbounded cache is a memory leak an attacker can drive."""
+"""A bounded least-recently-used map and identity memos: the memos of a long-lived worker that
+reviews untrusted charts, where an unbounded cache is a memory leak an attacker can drive.
+
+Each memo is declared once, where its facts are; its entries live in the current `Memos` store
+(bot/memos.py), so that engines built with different resources share none. A memo remembers the
+store it last used and its entries there: a lookup costs one context-variable read and one identity
+comparison more than a bare dict's, and only a memo meeting another store looks it up."""
 
 from __future__ import annotations
 
@@ -10,32 +15,98 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from bot.memos import Held, Memos, current_memos
+
 K = TypeVar("K")
 V = TypeVar("V")
 T = TypeVar("T")
-
-# Every cache made, so that a benchmark can measure a cold review with one call.
-_ALL: weakref.WeakSet[Any] = weakref.WeakSet()
+H = TypeVar("H", bound=Held)
 
 
-class BoundedCache(Generic[K, V]):
+class _Entries(Generic[K, V]):
+    """A BoundedCache's entries in one store, with their total weight and the lock that guards
+    changing them."""
+
+    __slots__ = ("data", "lock", "total")
+
+    def __init__(self) -> None:
+        self.data: OrderedDict[K, V] = OrderedDict()
+        self.lock = threading.Lock()
+        self.total = 0
+
+    def clear(self) -> None:
+        with self.lock:
+            self.data.clear()
+            self.total = 0
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+class _Table:
+    """An identity memo's entries in one store; storing takes the lock, looking up does not."""
+
+    __slots__ = ("data", "lock")
+
+    def __init__(self) -> None:
+        self.data: dict[Any, Any] = {}
+        self.lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self.lock:
+            self.data.clear()
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+class _Stored(Generic[H]):
+    """A memo whose entries are in the current store: `_here()` finds them."""
+
+    def __init__(self, fresh: Callable[[], H]) -> None:
+        self._fresh = fresh
+        # The store last used and the entries there, as one tuple: assigned whole, so a thread
+        # reading it while another switches stores sees one pair or the other, never a mix.
+        self._last: tuple[Memos | None, Any] = (None, None)
+
+    def _here(self) -> H:
+        seen, held = self._last
+        memos = current_memos()
+        return held if seen is memos else self._switch(memos)
+
+    def _switch(self, memos: Memos) -> H:
+        held = memos.held(self, self._fresh)
+        self._last = (memos, held)
+        return held
+
+    def clear(self) -> None:
+        """Empty this memo's entries in the current store."""
+        self._here().clear()
+
+    def __len__(self) -> int:
+        return len(self._here())
+
+
+class BoundedCache(_Stored[_Entries[K, V]]):
     """At most `size` entries, or with `weight`, entries weighing at most `size` in all (e.g. bytes);
     the least recently used goes first. Thread-safe."""
 
     def __init__(self, size: int, weight: Callable[[V], int] | None = None) -> None:
+        super().__init__(_Entries)
         self.size = size
         self._weight = weight
-        self._total = 0
-        self._data: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-        _ALL.add(self)
 
     def get(self, key: K) -> V | None:
         # Without the lock: a review asks tens of thousands of times (tree levels, YAML leaves),
         # and the lock cost more than the lookup. Each OrderedDict call is atomic under the GIL,
         # and `put` (which holds the lock) is the one to change what is held or its weight; an
-        # entry evicted between the two calls is simply not moved.
-        data = self._data
+        # entry evicted between the two calls is simply not moved. The store is found inline
+        # (as `_here` does): a method call would cost the lookup a third more.
+        seen, entries = self._last
+        memos = current_memos()
+        if seen is not memos:
+            entries = self._switch(memos)
+        data = entries.data
         value = data.get(key)
         if value is not None:
             try:
@@ -45,19 +116,25 @@ class BoundedCache(Generic[K, V]):
         return value
 
     def put(self, key: K, value: V) -> None:
-        with self._lock:
-            if self._weight is not None:
-                old = self._data.get(key)
-                self._total += self._weight(value) - (0 if old is None else self._weight(old))
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while self._data and self._over():
-                _, gone = self._data.popitem(last=False)
-                if self._weight is not None:
-                    self._total -= self._weight(gone)
-
-    def _over(self) -> bool:
-        return self._total > self.size if self._weight is not None else len(self._data) > self.size
+        seen, entries = self._last
+        memos = current_memos()
+        if seen is not memos:
+            entries = self._switch(memos)
+        data, weight = entries.data, self._weight
+        with entries.lock:
+            if weight is None:
+                data[key] = value
+                data.move_to_end(key)
+                while len(data) > self.size:
+                    data.popitem(last=False)
+                return
+            old = data.get(key)
+            entries.total += weight(value) - (0 if old is None else weight(old))
+            data[key] = value
+            data.move_to_end(key)
+            while data and entries.total > self.size:
+                _, gone = data.popitem(last=False)
+                entries.total -= weight(gone)
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
         """The cached value, else `make()`'s, remembered (computed outside the lock)."""
@@ -67,16 +144,19 @@ class BoundedCache(Generic[K, V]):
             self.put(key, value)
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-            self._total = 0
+    def weight(self) -> int:
+        """What the entries held in the current store weigh (with no `weight`, their count)."""
+        entries = self._here()
+        return entries.total if self._weight is not None else len(entries)
 
-    def __len__(self) -> int:
-        return len(self._data)
+    def held_keys(self) -> list[K]:
+        """The keys held in the current store, the least recently used first."""
+        entries = self._here()
+        with entries.lock:
+            return list(entries.data)
 
 
-class IdentityMemo(Generic[T, V]):
+class IdentityMemo(_Stored[_Table], Generic[T, V]):
     """What `make(obj)` gave, found by the object's identity: for parsed YAML, which identical text
     shares between profiles and sides, identity is one lookup where equality would walk the whole
     object. Each entry holds its object, so no other object can take its id while it is remembered.
@@ -87,95 +167,76 @@ class IdentityMemo(Generic[T, V]):
     making the same entry at once both compute it, and either result is right."""
 
     def __init__(self, size: int) -> None:
+        super().__init__(_Table)
         self.size = size
-        self._data: dict[int, tuple[T, V]] = {}
-        self._lock = threading.Lock()
-        _ALL.add(self)
 
     def get_or_make(self, obj: T, make: Callable[[T], V]) -> V:
-        hit = self._data.get(id(obj))
+        seen, table = self._last
+        memos = current_memos()
+        if seen is not memos:
+            table = self._switch(memos)
+        hit = table.data.get(id(obj))
         if hit is not None and hit[0] is obj:
-            return hit[1]
+            value: V = hit[1]
+            return value
         value = make(obj)
-        with self._lock:
-            self._data[id(obj)] = (obj, value)
-            while len(self._data) > self.size:
-                del self._data[next(iter(self._data))]
+        with table.lock:
+            table.data[id(obj)] = (obj, value)
+            while len(table.data) > self.size:
+                del table.data[next(iter(table.data))]
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
 
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-class IdentitiesMemo(Generic[V]):
+class IdentitiesMemo(_Stored[_Table], Generic[V]):
     """IdentityMemo for what several objects and a hashable `extra` make together: found by the
     objects' identities, each entry holding its objects. At most `size` entries, the oldest made
     going first; lookups take no lock, storing does."""
 
     def __init__(self, size: int) -> None:
+        super().__init__(_Table)
         self.size = size
-        self._data: dict[tuple[Any, ...], tuple[tuple[Any, ...], V]] = {}
-        self._lock = threading.Lock()
-        _ALL.add(self)
 
     def get_or_make(self, objs: tuple[Any, ...], extra: Any, make: Callable[[], V]) -> V:
         key = (*map(id, objs), extra)
-        hit = self._data.get(key)
+        table = self._here()
+        hit = table.data.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
-            return hit[1]
+            value: V = hit[1]
+            return value
         value = make()
-        with self._lock:
-            self._data[key] = (objs, value)
-            while len(self._data) > self.size:
-                del self._data[next(iter(self._data))]
+        with table.lock:
+            table.data[key] = (objs, value)
+            while len(table.data) > self.size:
+                del table.data[next(iter(table.data))]
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
 
-
-class WeakIdentityMemo(Generic[V]):
+class WeakIdentityMemo(_Stored[_Table], Generic[V]):
     """What `make()` gave for some objects (and a hashable `extra`), found by the objects'
     identities and forgotten as soon as any of them is collected: a memo that keeps nothing alive,
     for values derived from a review's renders that several parts of the same review ask for.
     Thread-safe; two threads making the same entry at once both compute it."""
 
     def __init__(self) -> None:
-        self._data: dict[tuple[Any, ...], tuple[tuple[weakref.ref[Any], ...], V]] = {}
-        self._lock = threading.Lock()
-        _ALL.add(self)
+        super().__init__(_Table)
 
     def get_or_make(self, objs: tuple[Any, ...], extra: Any, make: Callable[[], V]) -> V:
         key = (*map(id, objs), extra)
-        hit = self._data.get(key)
+        table = self._here()
+        hit = table.data.get(key)
         if hit is not None and all(r() is o for r, o in zip(hit[0], objs, strict=True)):
-            return hit[1]
+            value: V = hit[1]
+            return value
         value = make()
-        forget = functools.partial(self._forget, key)
+        # The callback names the table, not the memo: a store's entries keep no memo alive.
+        forget = functools.partial(_forget, table, key)
         refs = tuple(weakref.ref(o, forget) for o in objs)
-        with self._lock:
-            self._data[key] = (refs, value)
+        with table.lock:
+            table.data[key] = (refs, value)
         return value
 
-    def _forget(self, key: tuple[Any, ...], _gone: weakref.ref[Any]) -> None:
-        # Called as one of the objects is freed: its id cannot have been reused yet.
-        with self._lock:
-            self._data.pop(key, None)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-def clear_all() -> None:
-    """Empty every bounded cache of the process (benchmarks measure a cold review)."""
-    for cache in list(_ALL):
-        cache.clear()
+def _forget(table: _Table, key: tuple[Any, ...], _gone: weakref.ref[Any]) -> None:
+    # Called as one of the objects is freed: its id cannot have been reused yet.
+    with table.lock:
+        table.data.pop(key, None)

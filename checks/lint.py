@@ -1,12 +1,24 @@
 """The `lint` check: `helm lint` per profile, as chart-testing's `ct lint` runs it
-(`helm lint CHART --values ci/X-values.yaml`), said only for what the PR changed.
+(`helm lint CHART --values ci/X-values.yaml`, in the render sandbox), said only for what the PR
+changed.
 
-An error new at head is a failure, a warning new at head a warning; a message the base has too
-(same profile, file and text, its line numbers aside: a line moved is the same message) is folded
-as pre-existing; Helm's info messages (`icon is recommended`) are not said. Where the render of a
-profile failed, the render check already says so: lint's errors there (the same template or schema
-error, said again) are left to it. A chart nothing could be checked on (tree refused, a dependency
-the review does not have, no profile rendering, a library chart) gets no lint findings either."""
+An error new at head is a failure (rule `error`), a warning new at head a warning (`warning`); a
+message the base has too (same profile, file and text, its line numbers aside: a line moved is the
+same message) is folded as pre-existing; Helm's info messages (`icon is recommended`) are not said.
+Where the render of a profile failed, the render check already says so: lint's errors there (the
+same template or schema error, said again) are left to it. Where the base did not render, a head
+error is a warning (`error-base-not-rendered`). A chart nothing could be checked on (tree refused,
+a dependency the review does not have, no profile rendering, a library chart) gets no lint
+findings either. `--renderer helm` renders only, no lint.
+
+Lint costs Helm about 3 ms per rendered object, far more than the render, so the base is linted
+only when the head's lint says something, and nothing is linted when the check is off. The
+profiles sure to be linted (the first, and any the base lacks) are linted from the start, first in
+the queue beside their render, and every other check runs while Helm lints. A lint is asked of
+Helm alone once its render is in, never as a second render; Helm's lint takes a path, so each
+render process unpacks a side's chart once and lints every profile of it from that directory; and
+a profile whose render is another's byte for byte takes that one's lint (Helm's lint reads the
+chart and the render, so the same output gets the same messages)."""
 
 from __future__ import annotations
 
@@ -15,9 +27,8 @@ from collections.abc import Iterable
 
 from bot.git.objects import Tree
 from bot.model.chart_files import read_chart_meta
-from bot.model.check import Check
+from bot.model.check import Check, Need
 from bot.model.context import (
-    LINT_CHECK,
     ChartContext,
     ChartRenders,
     LintMessage,
@@ -27,7 +38,7 @@ from bot.model.context import (
 from bot.model.report import Finding, Severity
 from checks.kit.delta import Issue, compare
 
-NAME = LINT_CHECK
+NAME = "lint"
 ERROR, WARNING = "error", "warning"
 # An error on a profile the base could not render: lint there stopped at the render's failure, so
 # whether the base had this error too is unknown.
@@ -168,4 +179,4 @@ def _infos(messages: Iterable[LintMessage]) -> list[LintMessage]:
     return [m for m in messages if m.severity == LintSeverity.INFO]
 
 
-CHECK = Check(NAME, "Lint", run, "chart", explain=explain, quiet=True)
+CHECK = Check(NAME, "Lint", run, "chart", explain=explain, quiet=True, needs=frozenset({Need.LINT}))

@@ -1,5 +1,8 @@
-"""The `render` check: render failures as findings — the PR's doing (failure), or not (notice), or
-fixed by it (notice). Quiet: it has a section and a check run only when it found something."""
+"""The `render` check: a chart that does not render on a profile at head where the base did is a
+failure naming Helm's file and line; one that failed at base too is not the PR's doing (a notice),
+and one the PR fixed is a notice. A chart nothing could be checked on at head (it renders on no
+profile, or it is a library chart, which renders nothing itself: the finding names the charts that
+depend on it) is said first, as `not-reviewed`, a warning: never a silent pass."""
 
 from __future__ import annotations
 
@@ -151,7 +154,7 @@ def _unvalidated(r: ChartRenders) -> list[Finding]:
                 "when installing. Keep references inside the schema (`#/definitions/...`)"
                 + (" (already so at base, not this PR's doing)." if already else "."),
                 path=path,
-                data={"preexisting": True} if already else {},
+                preexisting=already,
             )
         )
     return out
@@ -300,8 +303,6 @@ def _finding(
     message: str,
     err: RenderError | None,
 ) -> Finding:
-    # A failure the base has too is not the PR's: marked so the report can fold it.
-    preexisting = {"preexisting": True} if rule in PREEXISTING_RULES else {}
     return Finding(
         check=NAME,
         severity=severity,
@@ -313,7 +314,8 @@ def _finding(
         message=message,
         path=err.template if err is not None else None,
         line=err.line if err is not None else None,
-        data=preexisting,
+        # A failure the base has too is not the PR's: marked so the report can fold it.
+        preexisting=rule in PREEXISTING_RULES,
     )
 
 

@@ -14,6 +14,7 @@ from tests.support.fakegithub import FakeGitHub
 from tests.support.helm_on_path import helm_on_path  # noqa: F401 - a fixture for every test
 from tests.support.listener import listener  # noqa: F401 - a fixture for every test
 from tests.support.logs import json_logs  # noqa: F401 - a fixture for every test
+from tests.support.memos import cold_memos  # noqa: F401 - a fixture for every test
 from tests.support.oci_registry import auth_registry, hanging_registry, oci_registry  # noqa: F401
 from tests.support.report_schema import watching_reports
 

@@ -1,6 +1,7 @@
 """The import graph as grimp (import-linter's) reads it, `TYPE_CHECKING` and function-local
 imports counted: no module of bot/, checks/ or webhooks/ imports, directly or through others, a
-module that imports it back; and the review core stays small. The layers' contracts are
+module that imports it back; the engine and the chart pipeline reach git only through the ports of
+bot/git/objects.py; and the review core and git's modules stay small. The layers' contracts are
 .importlinter's, run by `make lint`."""
 
 from __future__ import annotations
@@ -11,6 +12,15 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE_MAX_LINES = 1500  # the review core (bot/engine/): what a newcomer reads first
+MODULE_MAX_LINES = 450  # a module a reader holds in mind at once
+# What runs git, which the engine and the chart pipeline are handed as a `GitReader` instead.
+GIT_ADAPTERS = (
+    "bot.git.repo",
+    "bot.git.process",
+    "bot.git.listings",
+    "bot.git.revisions",
+    "bot.git.patched",
+)
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -70,3 +80,21 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
 def test_the_review_core_stays_small() -> None:
     lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "bot/engine").rglob("*.py"))
     assert lines < ENGINE_MAX_LINES, f"bot/engine/ is {lines} lines"
+
+
+def test_the_engine_and_the_charts_reach_no_git_adapter() -> None:
+    graph = grimp.build_graph("bot", cache_dir=None)
+    for importer in ("bot.engine", "bot.charts"):
+        for adapter in GIT_ADAPTERS:
+            chain = graph.find_shortest_chains(importer=importer, imported=adapter)
+            assert chain == set(), f"{importer} imports {adapter}: {sorted(chain)}"
+
+
+def test_no_module_is_over_the_size_a_reader_holds_in_mind() -> None:
+    sizes = {
+        p.relative_to(ROOT).as_posix(): len(p.read_text().splitlines())
+        for top in ("bot", "checks", "webhooks")
+        for p in (ROOT / top).rglob("*.py")
+    }
+    over = {path: n for path, n in sorted(sizes.items()) if n > MODULE_MAX_LINES}
+    assert over == {}, f"over {MODULE_MAX_LINES} lines: {over}"

@@ -28,7 +28,7 @@ import pytest
 
 from bot import codespans, textlines, textsearch
 from bot.codespans import _RUN_RE, blank_code_spans, code_spans
-from bot.lru import clear_all
+from bot.memos import Memos
 from bot.model import markdown_safe
 from bot.model.markdown_safe import (
     _ATX_START_RE,
@@ -192,11 +192,11 @@ def scan(name: str, run: Callable[[str], object], *inputs: Input) -> Scan:
 
 
 def uncached(run: Callable[[str], object]) -> Callable[[str], object]:
-    """`run` with every memo emptied first: a text read again is otherwise a lookup."""
+    """`run` with its memos in a store of their own: a text read again is otherwise a lookup."""
 
     def fresh(text: str) -> object:
-        clear_all()
-        return run(text)
+        with Memos().active():  # a store of its own, empty
+            return run(text)
 
     return fresh
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
-from bot.lru import BoundedCache, IdentitiesMemo, IdentityMemo, WeakIdentityMemo, clear_all
+from bot.lru import BoundedCache, IdentitiesMemo, IdentityMemo, WeakIdentityMemo
+from bot.memos import Memos
 
 
 def test_forgets_the_least_recently_used() -> None:
@@ -71,13 +74,39 @@ def test_a_memo_of_several_objects_finds_them_by_identity_and_extra() -> None:
     assert made == [1, 3, 4, 5]
 
 
-def test_clear_all_empties_every_cache() -> None:
+def test_a_memo_keeps_its_entries_in_the_store_in_use() -> None:
+    """Entries go to the current store (bot/memos.py): another store starts empty, and each
+    keeps its own for the same key."""
+    cache: BoundedCache[str, int] = BoundedCache(4)
+    cache.put("k", 1)
+    other = Memos()
+    with other.active():
+        assert (len(cache), cache.get("k")) == (0, None)
+        cache.put("k", 2)
+        assert cache.get("k") == 2
+    assert cache.get("k") == 1
+    assert other.entries(cache) == 1
+
+
+def test_a_store_cleared_empties_every_memo_it_holds() -> None:
     cache: BoundedCache[str, int] = BoundedCache(4)
     memo: IdentityMemo[object, int] = IdentityMemo(4)
-    cache.put("k", 1)
-    memo.get_or_make(object(), lambda _: 1)
-    clear_all()
-    assert (len(cache), len(memo)) == (0, 0)
+    store = Memos()
+    with store.active():
+        cache.put("k", 1)
+        memo.get_or_make(object(), lambda _: 1)
+        store.clear()
+        assert (len(cache), len(memo)) == (0, 0)
+    assert store.entries(cache) == 0
+
+
+def test_a_thread_started_in_a_copy_of_the_context_uses_its_store() -> None:
+    cache: BoundedCache[str, int] = BoundedCache(4)
+    store = Memos()
+    with store.active(), ThreadPoolExecutor(1) as pool:
+        pool.submit(contextvars.copy_context().run, cache.put, "k", 1).result()
+        assert cache.get("k") == 1
+    assert cache.get("k") is None  # the process's store never had it
 
 
 class _Render:
@@ -137,5 +166,5 @@ def test_lookups_without_the_lock_race_evictions_safely() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert errors == []
-    held = list(cache._data.values())
-    assert cache._total == sum(map(len, held)) <= 64
+    held = [cache.get(key) for key in cache.held_keys()]
+    assert cache.weight() == sum(len(v or b"") for v in held) <= 64

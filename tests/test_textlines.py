@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # number is ever taken from, only a message's first or last line.
 SPLITLINES_ALLOWED = {
     ("bot/app/review_pull.py", "failure_reason"): "an exception's message, for its first line",
-    ("bot/git/repo.py", "_failed"): "git's stderr, for an error message",
+    ("bot/git/process.py", "_failed"): "git's stderr, for an error message",
     ("bot/git/fetch.py", "run_git"): "git's stderr, for an error message",
     ("bot/render/confine.py", "_landlock"): "an OSError's message, for its first line",
     ("bot/render/render_process.py", "_death"): "a render process's stderr, for its first line",

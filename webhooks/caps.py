@@ -1,4 +1,4 @@
-"""Every cap the receiver holds a sender to, in one place; README.md ("Limits of the receiver")
+"""Every cap the receiver holds a sender to, in one place; docs/app.md ("Limits of the receiver")
 lists them. The body's own cap, WEBHOOK_MAX_BYTES, is a setting (bot/app/settings.py).
 
 GitHub sends each delivery on a connection of its own, writes its head and body in one go (the

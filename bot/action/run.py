@@ -20,7 +20,14 @@ from github import GithubException
 
 from bot.action.api import FORBIDDEN, pacing, token_client
 from bot.action.checkout import open_checkout, require_commits
-from bot.action.env import ActionEnv, ActionSetupError, read_env, read_event, read_only_expected
+from bot.action.env import (
+    ActionEnv,
+    ActionSetupError,
+    PullEvent,
+    read_env,
+    read_event,
+    read_only_expected,
+)
 from bot.action.links import token_links
 from bot.action.output import (
     action_values,
@@ -32,8 +39,9 @@ from bot.action.output import (
 )
 from bot.action.review import ActionReview, review_and_publish
 from bot.app.github.app import PullState, RepoClient
-from bot.app.settings import render_limits
+from bot.app.settings import render_limits, render_workers
 from bot.charts.profiles import ValuesOverride
+from bot.charts.resources import Resources, Sizes
 from bot.engine.review import Engine, ReviewResult
 from bot.git.mirror import Mirrors
 from bot.git.repo import GitRepo
@@ -70,31 +78,50 @@ def run_action(args: argparse.Namespace, environ: Mapping[str, str] | None = Non
 def _review(env: ActionEnv, environ: Mapping[str, str], values: ValuesOverride) -> ReviewResult:
     event = read_event(env.event_path)
     git = open_checkout(env.workspace)
-    renderer = make_renderer("embedded", render_limits(environ))
+    workers = render_workers(environ)
+    renderer = make_renderer("embedded", render_limits(environ), workers)
+    # The step's pools and memos, sized as its render processes are; ended with the step.
+    resources = Resources(Sizes.for_render_workers(workers))
     opened: list[GitRepo] = []
     try:
-        require_commits(git, [event.pr.base_sha, event.pr.head_sha])
-        pace = pacing(environ)
-        client = token_client(env.repository, env.token, env.api_url, pace, env.inputs.comment)
-        open_prs = _open_pulls(client) if env.inputs.open_prs else []
-        engine = Engine(git, renderer, REGISTRY, RenderCache())
-        mirrors = Mirrors((env.temp_dir or Path(tempfile.gettempdir())) / LINKS_DIR)
-        links = token_links(
-            env.token,
-            lambda name: token_client(name, env.token, env.api_url, pace),
-            mirrors,
-            opened,
-        )
-        read_only = read_only_expected(env, event)
-        run = ActionReview(git, client, event.pr, env.inputs, engine, read_only, links, values)
-        return review_and_publish(run, open_prs)
+        with resources.active():
+            engine = Engine(git, renderer, REGISTRY, RenderCache(), resources=resources)
+            return _review_engine(env, environ, values, event, (git, engine), opened)
     finally:
         for repo in opened:
             repo.close()
         git.close()
+        resources.close()
         close = getattr(renderer, "close", None)
         if close is not None:
             close()  # its render processes
+
+
+def _review_engine(
+    env: ActionEnv,
+    environ: Mapping[str, str],
+    values: ValuesOverride,
+    event: PullEvent,
+    checkout: tuple[GitRepo, Engine],
+    opened: list[GitRepo],
+) -> ReviewResult:
+    """The PR reviewed with the engine on the checkout, and published; the repositories it links
+    are opened into `opened`, for the caller to close."""
+    git, engine = checkout
+    require_commits(git, [event.pr.base_sha, event.pr.head_sha])
+    pace = pacing(environ)
+    client = token_client(env.repository, env.token, env.api_url, pace, env.inputs.comment)
+    open_prs = _open_pulls(client) if env.inputs.open_prs else []
+    mirrors = Mirrors((env.temp_dir or Path(tempfile.gettempdir())) / LINKS_DIR)
+    links = token_links(
+        env.token,
+        lambda name: token_client(name, env.token, env.api_url, pace),
+        mirrors,
+        opened,
+    )
+    read_only = read_only_expected(env, event)
+    run = ActionReview(git, client, event.pr, env.inputs, engine, read_only, links, values)
+    return review_and_publish(run, open_prs)
 
 
 def _open_pulls(client: RepoClient) -> list[PullState]:

@@ -2,7 +2,7 @@
 (the help text, the refusal to a user without permission), and how often the bot writes them.
 
 Anyone who can comment on a PR can type a command, and each answer in words is a comment the bot
-posts, so the answers are capped (README, "Comment commands"):
+posts, so the answers are capped (docs/app.md, "Running it"):
 - one help reply, and one refusal, per commenter, PR and hour (REPLY_TTL); that commenter's
   further commands in the hour get a reaction instead, of which GitHub keeps one of each kind per
   comment, so a reaction adds nothing the commenter did not write;

@@ -31,6 +31,7 @@ from bot.app.queue import CRASH_LIMIT, Busy, HueyJobQueue
 from bot.app.review_pull import Published, integration_branch_of, review_pull, target_config
 from bot.app.settings import Settings
 from bot.app.store import Lease, Store
+from bot.charts.resources import Resources, Sizes
 from bot.git.mirror import Mirrors
 from bot.git.refs import Branch
 from bot.git.repo import GitRepo
@@ -42,6 +43,7 @@ from bot.render.deps.store import DependencyStore
 from bot.render.sandbox import SandboxedHelm
 from bot.report.bodies import CheckRunOutput
 from bot.versions.board import board_markdown, build_board
+from bot.versions.options import version_options
 from bot.versions.watch import claimants, claimed_versions
 
 log = logging.getLogger(__name__)
@@ -90,7 +92,10 @@ class Worker:
         self.store = store
         self.metrics = metrics
         # Every render of a PR's chart runs in the sandbox's processes, under the configured limits.
-        self.renderer = renderer or SandboxedHelm(settings.render_limits)
+        self.renderer = renderer or SandboxedHelm(settings.render_limits, settings.render_workers)
+        # The process's pools and memos, for every job its consumer threads run, sized as its
+        # render processes are; closed with its queue (make_worker).
+        self.resources = Resources(Sizes.for_render_workers(settings.render_workers))
         self.mirrors = Mirrors(settings.data_dir / "mirrors", max_bytes=settings.mirrors_max_bytes)
         self.cache = RenderCache(
             settings.data_dir / "renders", max_bytes=settings.render_cache_max_bytes
@@ -101,7 +106,8 @@ class Worker:
         self.link_access = AuthorAccess(store)
 
     def run(self, job: Job) -> None:
-        with log_context(delivery=job.delivery, repo=job.repo.full_name):
+        # The worker's memos for all of the job, the review's and the board's and re-checks'.
+        with self.resources.active(), log_context(delivery=job.delivery, repo=job.repo.full_name):
             try:
                 if isinstance(job, ReviewJob):
                     self.review(job)
@@ -183,7 +189,15 @@ class Worker:
             where = Installation(self.github, self.mirrors, self.link_access, repo.installation_id)
             links = installation_resolver(where, linked)
             published = review_pull(
-                client, git, pr, open_prs, self.renderer, self.cache, links, self.fetcher
+                client,
+                git,
+                pr,
+                open_prs,
+                self.renderer,
+                self.cache,
+                links,
+                self.fetcher,
+                self.resources,
             )
             log.info("review published: %s", published.conclusion)
             self._log_not_reviewed(published)
@@ -308,7 +322,7 @@ class Worker:
         if develop is None:
             return
         prs = [p.open_pr() for p in open_prs if git.resolve(p.head_sha)]
-        ignore = tuple(config.version.ignore)
+        ignore = tuple(version_options(config).ignore)
         board = build_board(git, develop.sha, prs, ignore=ignore, branch=branch_name(develop.name))
         client.upsert_issue(BOARD_TITLE, board_markdown(board))
 
@@ -327,4 +341,5 @@ def make_worker(
     close = getattr(worker.renderer, "close", None)
     if close is not None:
         queue.on_close.append(close)  # its render processes go with the process's queue
+    queue.on_close.append(worker.resources.close)  # and its threads
     return queue

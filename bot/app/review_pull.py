@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from bot.app.github.app import PullState, RepoClient
 from bot.app.link_policy import Home, LinkOpener
+from bot.charts.resources import Resources
 from bot.engine.review import Engine, ReviewInput, ReviewResult
 from bot.errors import ChartReviewError
 from bot.git.refs import Branch, integration_branch
@@ -91,7 +92,7 @@ def integration_branch_of(git: GitRepo, default_branch: str) -> Branch | None:
 def target_config(git: GitRepo, target: str) -> tuple[Config | None, str | None]:
     try:
         text = git.tree(target).text(CONFIG_PATH)
-        return parse_config(text, known_checks=REGISTRY.names), None
+        return parse_config(text, known_checks=REGISTRY.options), None
     except ConfigError as exc:
         return None, str(exc)
 
@@ -105,7 +106,9 @@ def review_pull(
     cache: RenderCache,
     links: LinkOpener,
     fetcher: DependencyFetcher | None = None,
+    resources: Resources | None = None,
 ) -> Published:
+    """`resources`: the worker's pools and memos (None: the process's)."""
     target = git.resolve(f"refs/heads/{pr.base_ref}") or pr.base_sha
     config, config_error = target_config(git, target)
     layout = config_layout(git, target, config)
@@ -116,7 +119,8 @@ def review_pull(
         # What this review may read elsewhere: by the PR repository's visibility, its author's
         # permissions, and the config at base (a PR cannot widen it).
         review_links = links(Home(client.full_name, pr.private, pr.user), config.links)
-        result = _review(git, pr, target, open_prs, renderer, cache, review_links, fetcher)
+        engine = Engine(git, renderer, REGISTRY, cache, fetcher, resources=resources)
+        result = _review(engine, pr, target, open_prs, review_links)
         publisher = CheckRunPublisher(client, pr, runs, layout=layout)
         publisher.publish(result)
         return Published(result.report, publisher.conclusion)
@@ -129,14 +133,11 @@ def review_pull(
 
 
 def _review(
-    git: GitRepo,
+    engine: Engine,
     pr: PullState,
     target: str,
     open_prs: Sequence[PullState],
-    renderer: Renderer,
-    cache: RenderCache,
     links: RepoResolver,
-    fetcher: DependencyFetcher | None = None,
 ) -> ReviewResult:
     others = tuple(p.open_pr() for p in open_prs if p.number != pr.number)
     inp = ReviewInput(
@@ -149,7 +150,7 @@ def _review(
     )
     started = time.perf_counter()
     log.info("reviewing")
-    result = Engine(git, renderer, REGISTRY, cache, fetcher).review(inp)
+    result = engine.review(inp)
     log.info("reviewed in %.2f s", time.perf_counter() - started)
     return result
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bot.errors import ChartReviewError
 from bot.git.mirror import MIRRORS_MAX_BYTES
+from bot.render.base import RENDER_WORKERS
 from bot.render.cache import DEFAULT_MAX_BYTES as RENDER_CACHE_MAX_BYTES
 from bot.render.sandbox import SandboxLimits
 
@@ -53,6 +54,8 @@ class Settings:
     log_level: str = "INFO"
     metrics_port: int | None = None  # `chart-review worker` serves /metrics here when set
     render_limits: SandboxLimits = SandboxLimits()
+    # Render processes per worker process, and so its render threads (bot/charts/resources.py).
+    render_workers: int = RENDER_WORKERS
     # What DATA_DIR/renders and DATA_DIR/mirrors may hold; past it, the least recently used go.
     render_cache_max_bytes: int = RENDER_CACHE_MAX_BYTES
     mirrors_max_bytes: int = MIRRORS_MAX_BYTES
@@ -77,6 +80,7 @@ class Settings:
             log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
             metrics_port=_int(env, "METRICS_PORT"),
             render_limits=render_limits(env),
+            render_workers=render_workers(env),
             render_cache_max_bytes=_megabytes(env, "RENDER_CACHE_MAX_MB", RENDER_CACHE_MAX_BYTES),
             mirrors_max_bytes=_megabytes(env, "MIRRORS_MAX_MB", MIRRORS_MAX_BYTES),
         )
@@ -145,6 +149,17 @@ def render_limits(env: Mapping[str, str] | None = None) -> SandboxLimits:
         cpu_seconds=default.cpu_seconds if cpu is None else cpu,
         memory_bytes=default.memory_bytes if memory_mb is None else memory_mb * 2**20,
     )
+
+
+def render_workers(env: Mapping[str, str] | None = None) -> int:
+    """RENDER_WORKERS: render processes at once (default: the machine's CPUs, two to four)."""
+    env = os.environ if env is None else env
+    value = _int(env, "RENDER_WORKERS")
+    if value is None:
+        return RENDER_WORKERS
+    if value <= 0:
+        raise SettingsError(f"RENDER_WORKERS must be positive, got {value}")
+    return value
 
 
 def _megabytes(env: Mapping[str, str], name: str, default_bytes: int) -> int:

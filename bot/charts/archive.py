@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.errors import ChartReviewError
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import SUBMODULE, SYMLINK, Entry
 from bot.lru import BoundedCache
 
@@ -48,7 +48,7 @@ class Layer:
 
 
 def chart_archive(
-    repo: GitRepo,
+    repo: GitReader,
     commit: str,
     directory: str,
     keep: Callable[[str], bool] = _all,
@@ -76,7 +76,7 @@ def chart_archive(
     return archive
 
 
-def _layer_entries(repo: GitRepo, commit: str, layer: Layer) -> list[tuple[str, Entry]]:
+def _layer_entries(repo: GitReader, commit: str, layer: Layer) -> list[tuple[str, Entry]]:
     """The layer's files, paths relative to its directory, in `ls-tree` order; only that
     directory's trees are read."""
     prefix = layer.directory.rstrip("/") + "/" if layer.directory not in ("", ".") else ""
@@ -90,7 +90,7 @@ def _layer_entries(repo: GitRepo, commit: str, layer: Layer) -> list[tuple[str, 
 
 
 def _build(
-    repo: GitRepo, wanted: list[tuple[str, Entry]], extra: Sequence[tuple[str, bytes]] = ()
+    repo: GitReader, wanted: list[tuple[str, Entry]], extra: Sequence[tuple[str, bytes]] = ()
 ) -> bytes:
     parts: list[bytes] = []
     blobs = zip(wanted, repo.blobs([e.oid for _, e in wanted]), strict=True)

@@ -12,7 +12,7 @@ from functools import partial
 
 from bot.charts.dependencies import LocalChart
 from bot.charts.profiles import MAX_VALUES_BYTES
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import GitTree
 from bot.kube.capabilities import Capabilities, crd_api_versions
 from bot.lru import BoundedCache
@@ -47,7 +47,7 @@ class SideCapabilities:
 
 
 def chart_capabilities(
-    repo: GitRepo,
+    repo: GitReader,
     tree: GitTree,
     chart_dir: str,
     capabilities: Capabilities,
@@ -101,14 +101,14 @@ def _read_entries(tree: GitTree, chart_dir: str, at: str) -> dict[str, str]:
     return out
 
 
-def _any_asks(repo: GitRepo, oids: list[str]) -> bool:
+def _any_asks(repo: GitReader, oids: list[str]) -> bool:
     unknown = [oid for oid in oids if _ASKS.get(oid) is None]
     for oid, data in zip(unknown, repo.blobs(unknown) if unknown else [], strict=True):
         _ASKS.put(oid, _ASKS_API_VERSIONS in data)
     return any(_ASKS.get(oid) for oid in oids)
 
 
-def _file_versions(repo: GitRepo, oid: str) -> tuple[str, ...]:
+def _file_versions(repo: GitReader, oid: str) -> tuple[str, ...]:
     data = repo.blob(oid)
     return _text_versions(data) if len(data) <= MAX_VALUES_BYTES else ()
 
@@ -123,7 +123,7 @@ def _text_versions(data: bytes) -> tuple[str, ...]:
     return tuple(v for doc in docs if isinstance(doc, Mapping) for v in crd_api_versions(doc))
 
 
-def _archived_versions(repo: GitRepo, oid: str) -> tuple[str, ...]:
+def _archived_versions(repo: GitReader, oid: str) -> tuple[str, ...]:
     """A vendored subchart's `crds/`, its own (the tree check has refused an archive past the
     bounded reader's caps, so this read stays within them)."""
     found: list[str] = []

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import GitTree
 from bot.model.chart_files import is_vendored_archive
 from bot.model.config import DiffConfig
@@ -54,7 +54,7 @@ class ChartEvidence:
 
 
 def chart_evidence(
-    repo: GitRepo,
+    repo: GitReader,
     chart: ChartRenders,
     profiles: Sequence[str],
     base: GitTree,
@@ -81,7 +81,7 @@ def chart_evidence(
     return ChartEvidence(needs)
 
 
-def changed_text(repo: GitRepo, chart: str, base: GitTree, head: str) -> str:
+def changed_text(repo: GitReader, chart: str, base: GitTree, head: str) -> str:
     """What the files of `chart` that differ between `base` and the commit `head` read at
     `head`, one after the other: measured from this review's base, as the other PR's render is."""
     at_head = repo.subtrees(chart, [head])[head]

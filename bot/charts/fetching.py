@@ -10,12 +10,13 @@ its first failure, no fetch starts after one has failed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, replace
 from functools import partial
 
 from bot.charts.dependencies import LocalChart, vendored
 from bot.charts.remote import RemoteDependency, base_repositories, remote_plan
+from bot.charts.resources import Pool
 from bot.charts.schemas import NOT_HANDED_ON, archive_escape
 from bot.git.objects import Tree
 from bot.lru import BoundedCache
@@ -28,10 +29,6 @@ from bot.render.deps.policy import Access, FetchPolicy
 from bot.render.deps.request import DependencyRequest, Fetched, FetchError
 
 Fetch = Callable[[DependencyRequest], Fetched]
-# A chart's fetches under way at once: a cold fetch is mostly waiting (a process starting, the
-# network), and this many is also all a chart whose repository fails can cost it.
-FETCHES_AT_ONCE = 4
-_FETCH_POOL = ThreadPoolExecutor(max_workers=FETCHES_AT_ONCE, thread_name_prefix="fetch")
 # Fetched archives by sha256 → why one is refused (None: safe), read once.
 _FETCHED: BoundedCache[str, str | None] = BoundedCache(4096)
 
@@ -48,16 +45,16 @@ NOTHING = FetchedDependencies()
 
 
 def fetch_dependencies(
-    tree: Tree, charts: Sequence[LocalChart], fetch: Fetch | None
+    tree: Tree, charts: Sequence[LocalChart], fetch: Fetch | None, pool: Pool
 ) -> FetchedDependencies | RenderError:
-    """The side's dependencies from repositories, or the error that stops its build. Without a
-    `fetch` (a caller that renders only what is committed) nothing is fetched."""
+    """The side's dependencies from repositories, fetched in `pool`, or the error that stops its
+    build. Without a `fetch` (a caller that renders only what is committed) nothing is fetched."""
     plan = remote_plan(tree, charts)
     if plan.error is not None:
         return plan.error
     members = []
     versions = dict(committed_versions(tree, charts))
-    results = _fetch_in_order(fetch, plan.wanted) if fetch is not None else []
+    results = _fetch_in_order(fetch, plan.wanted, pool) if fetch is not None else []
     for dep, got in zip(plan.wanted, results, strict=False):
         if isinstance(got, FetchError):
             return RenderError(dep.chart_yaml, dep.line, str(got), unavailable=True)
@@ -70,19 +67,21 @@ def fetch_dependencies(
     return FetchedDependencies(tuple(members), plan.stale, versions)
 
 
-def _fetch_in_order(fetch: Fetch, wanted: Sequence[RemoteDependency]) -> list[Fetched | FetchError]:
-    """Each dependency's archive or error, in declared order, FETCHES_AT_ONCE at a time; once one
-    has failed no other starts, and the list ends at the first that failed."""
+def _fetch_in_order(
+    fetch: Fetch, wanted: Sequence[RemoteDependency], pool: Pool
+) -> list[Fetched | FetchError]:
+    """Each dependency's archive or error, in declared order, as many at a time as `pool` has
+    threads; once one has failed no other starts, and the list ends at the first that failed."""
     results: dict[int, Fetched | FetchError] = {}
     running: dict[Future[Fetched | FetchError], int] = {}
     queued = iter(enumerate(wanted))
     failed = False
     while True:
-        while not failed and len(running) < FETCHES_AT_ONCE:
+        while not failed and len(running) < pool.workers:
             nxt = next(queued, None)
             if nxt is None:
                 break
-            running[_FETCH_POOL.submit(_fetch_one, fetch, nxt[1])] = nxt[0]
+            running[pool.submit(_fetch_one, fetch, nxt[1])] = nxt[0]
         if not running:
             break
         done, _ = wait(running, return_when=FIRST_COMPLETED)

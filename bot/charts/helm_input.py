@@ -19,7 +19,7 @@ from bot.charts.schemas import (
     archive_verdict,
     schema_escape,
 )
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import GitTree
 from bot.lru import BoundedCache
 from bot.model.chart_files import (
@@ -145,7 +145,7 @@ class ChartArchiver:
 
     def __init__(
         self,
-        repo: GitRepo,
+        repo: GitReader,
         tree: GitTree,
         charts: Sequence[LocalChart],
         left_out: frozenset[str] = frozenset(),

@@ -39,7 +39,7 @@ from bot.charts.renders import (
     render_in_order,
     start_chart,
 )
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.subtree import Subtree
 from bot.git.tree import GitTree
 from bot.model.chart_files import BUMP_LINE_RE, chart_file
@@ -59,7 +59,7 @@ OtherRenders = Mapping[str, tuple[ChartRenders, ...]]
 
 
 def other_renders(
-    repo: GitRepo,
+    repo: GitReader,
     target: str,
     prs: Sequence[OpenPR],
     charts: Sequence[ChartRenders],
@@ -90,7 +90,8 @@ def other_renders(
     }
     for other, path in judged:  # compared without a render: nothing of theirs can be the same
         renders.setdefault(other, []).append(ChartRenders(path, path.rsplit("/", 1)[-1], {}, {}))
-    for (head, path, profiles), chart in zip(jobs, render_in_order(starts), strict=True):
+    in_order = render_in_order(starts, settings.pools.sizes.charts_ahead)
+    for (head, path, profiles), chart in zip(jobs, in_order, strict=True):
         if not _found_all(chart, objects[path]):
             # An object this PR changed is not in the templates that hold it here: the other
             # head moved or removed it. Parsed whole (the render is the cache's), as it always was.
@@ -100,7 +101,7 @@ def other_renders(
 
 
 def telling_jobs(
-    repo: GitRepo,
+    repo: GitReader,
     found: Sequence[tuple[OpenPR, Mapping[str, tuple[str, ...]]]],
     charts: Sequence[ChartRenders],
     changed: Mapping[str, tuple[str, ...]],
@@ -173,7 +174,7 @@ Refused = tuple[OpenPR, str, str]
 
 
 def candidates(
-    repo: GitRepo,
+    repo: GitReader,
     target: str,
     prs: Sequence[OpenPR],
     charts: Sequence[ChartRenders],
@@ -213,7 +214,7 @@ def candidates(
     return found, refused
 
 
-def refusal(repo: GitRepo, head: str, chart: str) -> str | None:
+def refusal(repo: GitReader, head: str, chart: str) -> str | None:
     """Why the pre-check refuses the chart's tree at `head` (bot/charts/renders.py), or None;
     a dependency that cannot be resolved is the render's to say."""
     try:

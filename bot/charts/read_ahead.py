@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.subtree import read_differences
 from bot.model.chart_files import CHART_FILE, HELMIGNORE, read_chart_meta
 from bot.model.context import OpenPR
@@ -20,7 +20,7 @@ from bot.model.context import OpenPR
 log = logging.getLogger(__name__)
 
 
-def read_ahead(repo: GitRepo, target: str, prs: Sequence[OpenPR], charts: Sequence[str]) -> None:
+def read_ahead(repo: GitReader, target: str, prs: Sequence[OpenPR], charts: Sequence[str]) -> None:
     """Fork points of `prs` from `target`, and `charts`' directories at each head and fork point.
     A failure is left for the check that asks again to meet and report."""
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -32,8 +32,9 @@ from bot.charts.profiles import (
     ValuesOverride,
     discover_profiles,
 )
+from bot.charts.resources import Pool, Pools
 from bot.charts.selection import chart_meta
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import GitTree
 from bot.kube.capabilities import DEFAULT_CAPABILITIES, Capabilities
 from bot.model.chart_files import (
@@ -42,23 +43,11 @@ from bot.model.chart_files import (
 from bot.model.config import Config
 from bot.model.context import ChartRenders, Rendered, RenderError
 from bot.model.report import RenderErrorEntry
-from bot.render.base import RENDER_WORKERS, Renderer
+from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.lint import can_lint
 
 SIDES = ("base", "head")
-# Twice as many threads as render processes (which bound the renders under way: the sandbox's pool,
-# the helm binary's semaphore). A thread does Python around its render (the values, the archive,
-# then parsing what came back): with one thread per process, the process sat idle meanwhile. Over a
-# 200-change prometheus-community replay, twice the threads kept the render processes busy 2-4%
-# more of the time for no more CPU in this process (bench/replay_bench.py, alternating runs).
-_POOL = ThreadPoolExecutor(max_workers=2 * RENDER_WORKERS, thread_name_prefix="render")
-# Charts of one review started ahead of the one awaited: twice the workers keeps them all busy when
-# charts have one profile or two, and bounds the archives and values held in flight.
-CHARTS_AHEAD = 2 * RENDER_WORKERS
-# Each waits on a chart's head lints, then starts its base's where they say something: threads
-# that only wait, so the review's checks run meanwhile. One per chart whose lint is under way.
-_LINT_CHAINS = ThreadPoolExecutor(max_workers=CHARTS_AHEAD, thread_name_prefix="lint")
 
 
 @dataclass(frozen=True)
@@ -79,14 +68,16 @@ class RenderSettings:
     """What every chart of one review is rendered with. `capabilities` are the review's own
     (config, command line), to which each side adds its chart's CRDs; `override` (the command
     line's --values / --set) applies to every profile; `fetch` gets dependencies from repositories
-    (without it only what is committed is rendered); `lint`: also `helm lint` each profile."""
+    (without it only what is committed is rendered); `lint`: also `helm lint` each profile;
+    `pools`: the review's (bot/charts/resources.py), where the renders and lints run."""
 
     config: Config
     renderer: Renderer
     cache: RenderCache
-    repo: GitRepo
+    repo: GitReader
     release: str
     namespace: str
+    pools: Pools
     only: Sequence[str] = ()  # profiles; () → all
     capabilities: Capabilities = DEFAULT_CAPABILITIES
     override: ValuesOverride = NO_OVERRIDE
@@ -123,8 +114,10 @@ class PendingChart:
         facts: tuple[dict[str, str], dict[str, dict[str, str]], dict[str, Mapping[str, str]]],
         lint: Callable[[str, Iterable[str]], dict[str, Future[Rendered]]] | None = None,
         early: Mapping[str, Future[Rendered]] | None = None,
+        chains: Pool | None = None,
     ) -> None:
         self.source, (self._sides, self._pending) = source, renders
+        self._chains = chains  # where a lint waits on the head's to start the base's
         self._profiles = profiles
         self._refused, self._unvalidated, self._dependencies = facts
         self._lint = lint
@@ -184,7 +177,8 @@ class PendingChart:
         twins = output_twins(head, wanted, first=list(at_head))
         at_head.update(lint("head", [n for n in wanted if n not in at_head and n not in twins]))
         at_head = {n: f for n, f in at_head.items() if n in wanted}
-        return _LINT_CHAINS.submit(_then_base, lint, base, wanted, at_head, twins)
+        assert self._chains is not None, "a chart that lints is given its pool"
+        return self._chains.submit(_then_base, lint, base, wanted, at_head, twins)
 
     def _chart(self, base: dict[str, Rendered], head: dict[str, Rendered]) -> ChartRenders:
         source = self.source
@@ -275,7 +269,7 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
         }
         if not settings.schemas:
             unvalidated[side].update(dict.fromkeys(schema_files(tree, charts), "not validated"))
-        fetched = fetch_dependencies(tree, charts, settings.fetch)
+        fetched = fetch_dependencies(tree, charts, settings.fetch, settings.pools.fetch)
         if isinstance(fetched, RenderError):
             sides[side] = {n: Rendered(n, error=fetched) for n in profiles}
             continue
@@ -326,6 +320,7 @@ def start_chart(source: ChartSource, settings: RenderSettings) -> PendingChart:
         (refused, unvalidated, dependencies),
         partial(_lint_jobs, source, settings, by_side) if _lints(settings) and not same else None,
         early,
+        settings.pools.lint,
     )
 
 
@@ -353,7 +348,7 @@ def _values_id(job: _Job) -> str | None:
 def _submit(
     source: ChartSource, settings: RenderSettings, job: _Job, lint: bool
 ) -> Future[Rendered]:
-    return _POOL.submit(
+    return settings.pools.render.submit(
         render_profile,
         job.tree,
         source.path,
@@ -393,14 +388,14 @@ def _lint_only(settings: RenderSettings) -> RenderSettings:
 
 
 def render_in_order(
-    starts: Iterable[Callable[[], PendingChart]], ahead: int = CHARTS_AHEAD
+    starts: Iterable[Callable[[], PendingChart]], ahead: int
 ) -> Iterator[ChartRenders]:
     """Each chart's renders and lint, in the order of `starts` (renders_in_order)."""
     return (chart.result() for chart in renders_in_order(starts, ahead))
 
 
 def renders_in_order(
-    starts: Iterable[Callable[[], PendingChart]], ahead: int = CHARTS_AHEAD
+    starts: Iterable[Callable[[], PendingChart]], ahead: int
 ) -> Iterator[PendingChart]:
     """Each chart once its renders are in (its lint may still run), in the order of `starts`, with
     up to `ahead` charts started and rendering meanwhile: enough to keep the pool busy across

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from bot.charts.resources import Resources
 from bot.cli.links import REPO_NAME_RE, local_resolver
 from bot.cli.report_writer import ReportWriter
 from bot.engine.review import Engine, ReviewInput, ReviewResult
@@ -203,11 +204,13 @@ def run(keep: str | None, fmt: str | None, registry: Registry) -> int:
     if base.exists() and any(base.iterdir()):
         raise UsageError(f"--keep {base}: directory is not empty")
     out = demo_output(fmt, registry)
+    # The demo's pools and memos, for every scenario's reviews, ended with it.
+    resources = Resources()
     try:
         for scenario in scenarios(EXAMPLES):
             out.scenario(scenario.name)
             linked = base / LINKED / scenario.name
-            review_scenario(scenario, base / scenario.name, linked, out, registry)
+            review_scenario(scenario, base / scenario.name, linked, out, registry, resources)
         out.end()
         if keep:
             print(
@@ -215,18 +218,24 @@ def run(keep: str | None, fmt: str | None, registry: Registry) -> int:
             )
         return 0
     finally:
+        resources.close()
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
 
 
 def review_scenario(
-    scenario: Path, dest: Path, linked: Path, out: DemoOutput, registry: Registry
+    scenario: Path,
+    dest: Path,
+    linked: Path,
+    out: DemoOutput,
+    registry: Registry,
+    resources: Resources | None = None,
 ) -> None:
     dest.mkdir(parents=True)
     prs = build(EXAMPLES, scenario, dest)
     paths = build_links(prs, linked)
     repo = GitRepo(dest)
-    engine = Engine(repo, EmbeddedHelm(), registry, RenderCache())
+    engine = Engine(repo, EmbeddedHelm(), registry, RenderCache(), resources=resources)
     still_open = [p for p in prs if not p.merge]
     open_prs = [
         OpenPR(p.number, repo.resolve(p.branch) or "", p.branch, DEVELOP, p.title)

@@ -13,7 +13,8 @@ from types import ModuleType
 from typing import NoReturn
 
 import bot
-from bot.app.settings import render_limits
+from bot.app.settings import render_limits, render_workers
+from bot.charts.resources import Pool, Resources, Sizes
 from bot.cli import action_args as action_cli
 from bot.cli import list_changed as list_changed_cli
 from bot.cli import qos as qos_cli
@@ -31,6 +32,7 @@ from bot.cli.open_prs import (
     head_number,
 )
 from bot.cli.progress import chart_progress
+from bot.cli.renderer_args import add_renderer_argument
 from bot.cli.report_writer import ReportWriter
 from bot.cli.values_args import add_values_arguments, override_from
 from bot.engine.publisher import Publisher
@@ -63,6 +65,10 @@ APP_EXTRA = frozenset({"fastapi", "uvicorn", "huey", "prometheus_client", "redis
 APP_EXTRA_INSTALL = "pip install 'chart-review-bot[app]'"
 PROG = "chart-review"
 INTERNAL_ERROR = "internal error, please report it with the traceback above: {error}"
+EPILOG = (
+    "Exit status: 0 no failure finding, 1 at least one (what counts is --fail-on's), 2 the tool "
+    "could not run (bad arguments or input, said in one line), 3 an internal error (a bug)."
+)
 
 
 class _Version(argparse.Action):
@@ -131,7 +137,7 @@ def add_review(sub: argparse._SubParsersAction) -> None:
     )
     add_values_arguments(p)
     add_dependency_arguments(p)
-    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
+    add_renderer_argument(p)
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -178,7 +184,8 @@ def add_review(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_review)
 
 
-def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
+def review_input(args: argparse.Namespace, repo: GitRepo, finding: Pool) -> ReviewInput:
+    """The review asked for; the open PRs, unless given, are found in `finding` meanwhile."""
     develop_sha = develop_commit(repo, args.develop, args.base)
     head, number, rules = repo.resolve(args.head), head_number(args.head), discovery_from(args)
     # `--open-pr` is read now, so that a malformed one stops the review before it renders.
@@ -188,7 +195,7 @@ def review_input(args: argparse.Namespace, repo: GitRepo) -> ReviewInput:
         else ()
     )
     found = (
-        finding_open_prs(repo, develop_sha, head, rules=rules, exclude_number=number)
+        finding_open_prs(repo, develop_sha, head, finding, rules=rules, exclude_number=number)
         if develop_sha and not args.open_pr
         else None
     )
@@ -232,7 +239,7 @@ def develop_commit(repo: GitRepo, requested: str | None, base: str) -> str | Non
         found = integration_branch(repo)
         return found.sha if found else None
     tree = repo.tree(target)
-    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.names)
+    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.options)
     ct = load_ct_config(tree)
     found = integration_branch(repo, config.develop, target_refs=ct.target_refs)
     return found.sha if found else None
@@ -252,12 +259,16 @@ def read_pr_body(source: str | None) -> str:
 def run_review(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
-    renderer = make_renderer(args.renderer, render_limits())
+    workers = render_workers()
+    renderer = make_renderer(args.renderer, render_limits(), workers)
     if isinstance(renderer, SandboxedHelm):
         # Its processes load Python and Helm (~0.2 s each) while this one reads git.
         renderer.start()
-    engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
-    result = engine.review(review_input(args, repo), explain=args.explain)
+    # The command's pools and memos: the discovery of open PRs shares the review's memos.
+    with Resources(Sizes.for_render_workers(workers)) as resources, resources.active():
+        engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args), resources=resources)
+        inp = review_input(args, repo, resources.pools.open_prs)
+        result = engine.review(inp, explain=args.explain)
     writer: Publisher = ReportWriter(
         args.format,
         REGISTRY.sections(),
@@ -295,8 +306,10 @@ def add_app(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve", help="run the GitHub App: webhook receiver and, by default, a worker"
     )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
+    )
+    p.add_argument("--port", type=int, default=8000, help="the port to listen on (default: 8000)")
     p.add_argument(
         "--fd",
         type=int,
@@ -339,7 +352,9 @@ def _app_server() -> ModuleType:
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog=PROG, description="Review pull requests to Helm chart repositories.")
+    parser = Parser(
+        prog=PROG, description="Review pull requests to Helm chart repositories.", epilog=EPILOG
+    )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the release and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_review(sub)

@@ -45,6 +45,7 @@ cheaper rules."""
 from __future__ import annotations
 
 import argparse
+import contextvars
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,6 +53,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from bot.charts.resources import Pool
 from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from bot.model.chart_files import find_charts, in_chart
@@ -155,22 +157,19 @@ def head_number(ref: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-# Discovery runs beside the review's renders (ReviewInput.open_prs_found): its git queries wait
-# on git, and the renders on Helm.
-_FINDING = ThreadPoolExecutor(1, thread_name_prefix="open-prs")
-
-
 def finding_open_prs(
     repo: GitRepo,
     develop_sha: str,
     exclude_head: str | None,
+    pool: Pool,
     *,
     rules: Discovery = DEFAULT_DISCOVERY,
     exclude_number: int | None = None,
 ) -> Future[tuple[OpenPR, ...]]:
-    """`discover_open_prs` by the rules (no `--open-pr`), under way: the review waits for it where
-    it first needs the open PRs."""
-    return _FINDING.submit(
+    """`discover_open_prs` by the rules (no `--open-pr`), under way in `pool` (the resources'
+    `open_prs`) beside the review's renders: the review waits for it where it first needs the
+    open PRs."""
+    return pool.submit(
         discover_open_prs,
         repo,
         develop_sha,
@@ -197,7 +196,9 @@ def discover_open_prs(
         with ThreadPoolExecutor(1) as pool:
             # Rule 2b's subjects are read while the refs are listed (a mirror's thousands of refs
             # take git as long); without refs/pull they go unused.
-            line = pool.submit(repo.first_parent_line, develop_sha, MERGED_SUBJECTS)
+            # In this context: the listings it reads are the review's memos' (bot/memos.py).
+            here = contextvars.copy_context()
+            line = pool.submit(here.run, repo.first_parent_line, develop_sha, MERGED_SUBJECTS)
             tips = repo.refs(*_PULLS, *_BRANCHES)
             heads, merges = _pull_refs(tips)
             # Where refs/pull/*/head exist they alone say which PRs there are, even when every

@@ -37,7 +37,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "files", nargs="*", metavar="FILE", help="rendered manifests (default: stdin)"
     )
-    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="a line per workload, or a JSON object of workload to class",
+    )
     parser.add_argument(
         "--namespace",
         default=DEFAULT_NAMESPACE,

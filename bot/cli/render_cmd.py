@@ -14,7 +14,9 @@ from bot.app.settings import render_limits
 from bot.charts.fetching import ReviewFetch
 from bot.charts.profiles import NO_OVERRIDE, ValuesOverride, discover_profiles
 from bot.charts.renders import ChartSource, RenderSettings, render_chart
+from bot.charts.resources import Resources
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
+from bot.cli.renderer_args import add_renderer_argument
 from bot.cli.values_args import add_values_arguments, override_from
 from bot.errors import UsageError
 from bot.git.repo import GitRepo
@@ -50,7 +52,7 @@ def add_parser(subparsers: Any) -> None:
     )
     add_values_arguments(p)
     add_dependency_arguments(p)
-    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
+    add_renderer_argument(p)
     p.set_defaults(func=run)
 
 
@@ -89,7 +91,7 @@ def render_one(
     chart = args.chart.strip("/") or "."
     if tree.read(chart_file(chart)) is None:
         raise UsageError(f"--chart {chart}: no Chart.yaml there at {args.ref}")
-    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.names)
+    config = parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.options)
     profile = chosen_profile(chart, tree, config, args.profile, args.ref)
     capabilities = Capabilities(
         parse_kube_version(args.kube_version, "--kube-version")
@@ -97,20 +99,23 @@ def render_one(
         else config.kube_version,
         parse_api_versions(args.api_versions, "--api-versions") or tuple(config.api_versions),
     )
-    settings = RenderSettings(
-        config,
-        make_renderer(args.renderer, render_limits()),
-        RenderCache(),
-        repo,
-        args.release_name or config.release_name or DEFAULT_RELEASE,
-        args.namespace or config.namespace or DEFAULT_NAMESPACE,
-        only=(profile,),
-        capabilities=capabilities,
-        override=override,
-        # The ref's own repositories are allowed: the user chose what to render.
-        fetch=ReviewFetch(fetcher_from(args), config.dependencies, tree, args.offline),
-    )
-    renders = render_chart(ChartSource(chart, _NoChart(repo, tree.commit), tree), settings)
+    # The command's own pools and memos (bot/charts/resources.py), ended with it.
+    with Resources() as resources, resources.active():
+        settings = RenderSettings(
+            config,
+            make_renderer(args.renderer, render_limits()),
+            RenderCache(),
+            repo,
+            args.release_name or config.release_name or DEFAULT_RELEASE,
+            args.namespace or config.namespace or DEFAULT_NAMESPACE,
+            resources.pools,
+            only=(profile,),
+            capabilities=capabilities,
+            override=override,
+            # The ref's own repositories are allowed: the user chose what to render.
+            fetch=ReviewFetch(fetcher_from(args), config.dependencies, tree, args.offline),
+        )
+        renders = render_chart(ChartSource(chart, _NoChart(repo, tree.commit), tree), settings)
     return renders.head[profile]
 
 

@@ -18,11 +18,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
 
-from bot.app.settings import render_limits
+from bot.app.settings import render_limits, render_workers
 from bot.charts.profiles import NO_OVERRIDE, ValuesOverride
+from bot.charts.resources import Resources, Sizes
 from bot.charts.selection import owning_chart
 from bot.cli.cache_dir import open_cache
 from bot.cli.dependency_args import add_dependency_arguments, fetcher_from
+from bot.cli.renderer_args import add_renderer_argument
 from bot.cli.replay_report import (
     VERDICT_ICON,
     ReplayRow,
@@ -38,6 +40,7 @@ from bot.git.history import MergedChange, chart_dirs_named, merged_changes
 from bot.git.repo import GitRepo
 from bot.model.chart_files import find_charts
 from bot.model.context import PullRequestInfo
+from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.factory import make_renderer
 from checks import REGISTRY
@@ -79,8 +82,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_values_arguments(p)
     add_dependency_arguments(p)
-    p.add_argument("--renderer", choices=["embedded", "helm"], default="embedded")
-    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    add_renderer_argument(p)
+    p.add_argument(
+        "--format",
+        choices=["markdown", "json"],
+        default="markdown",
+        help="a table for people, or json (schema 1) with every change's whole report",
+    )
     p.add_argument("--output", metavar="FILE", help="write the replay here instead of stdout")
     p.add_argument("--cache-dir", metavar="DIR", help="keep renders here between runs")
     p.set_defaults(func=run)
@@ -189,13 +197,26 @@ def progress(done: int, total: int, row: ReplayRow) -> None:
 def run(args: argparse.Namespace) -> int:
     values = override_from(args)  # a bad --values or --set exits 2 before any review
     repo = GitRepo(args.repo)
-    renderer = make_renderer(args.renderer, render_limits())
+    workers = render_workers()
+    renderer = make_renderer(args.renderer, render_limits(), workers)
     if callable(start := getattr(renderer, "start", None)):
         start()  # the render processes load while the history is read
+    # The command's pools and memos, shared by the changes reviewed at once, ended with it.
+    with Resources(Sizes.for_render_workers(workers)) as resources, resources.active():
+        return _replay(args, repo, renderer, values, resources)
+
+
+def _replay(
+    args: argparse.Namespace,
+    repo: GitRepo,
+    renderer: Renderer,
+    values: ValuesOverride,
+    resources: Resources,
+) -> int:
     branch = args.branch or repo.default_branch() or "HEAD"
     changes = changes_to_replay(repo, args, branch)
     cache = open_cache(args.cache_dir) if args.cache_dir else RenderCache()
-    engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args))
+    engine = Engine(repo, renderer, REGISTRY, cache, fetcher_from(args), resources=resources)
     charts = tuple(c.strip("/") or "." for c in args.chart)
     started = time.perf_counter()
     rows: list[ReplayRow] = []

@@ -14,6 +14,8 @@ from bot.model.config import CONFIG_PATH, parse_config
 from bot.model.ct_config import NO_CT, load_ct_config
 from bot.model.rivals import branch_name
 from bot.versions.board import board_json_text, board_markdown, build_board
+from bot.versions.options import version_options
+from checks import REGISTRY
 
 EXIT_OK, EXIT_USAGE = 0, 2
 HELP = "show every open PR's chart-version claim and whether it is still free"
@@ -35,7 +37,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--chart", action="append", metavar="PATH", help="only this chart directory; repeatable"
     )
-    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="the board as a markdown table, or as json",
+    )
     parser.add_argument(
         "--link", metavar="FORMAT", help="PR link, e.g. https://host/o/r/pull/{number}"
     )
@@ -57,12 +64,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_board(repo: GitRepo, args: argparse.Namespace) -> int:
     develop_sha, branch = _develop(repo, args.develop)
-    config = parse_config(repo.tree(develop_sha).text(CONFIG_PATH))
+    config = parse_config(repo.tree(develop_sha).text(CONFIG_PATH), known_checks=REGISTRY.options)
     open_prs = discover_open_prs(
         repo, develop_sha, args.open_pr, exclude_head=None, rules=discovery_from(args)
     )
     board = build_board(
-        repo, develop_sha, open_prs, args.chart, ignore=config.version.ignore, branch=branch
+        repo,
+        develop_sha,
+        open_prs,
+        args.chart,
+        ignore=version_options(config).ignore,
+        branch=branch,
     )
     if args.format == "json":
         sys.stdout.write(board_json_text(board))
@@ -82,7 +94,11 @@ def _develop(repo: GitRepo, requested: str | None) -> tuple[str, str]:
         return sha, branch_name(requested)
     head = repo.resolve(repo.default_branch() or "HEAD")
     tree = repo.tree(head) if head else None
-    configured = parse_config(tree.text(CONFIG_PATH)).develop if tree else None
+    configured = (
+        parse_config(tree.text(CONFIG_PATH), known_checks=REGISTRY.options).develop
+        if tree
+        else None
+    )
     ct = load_ct_config(tree) if tree else NO_CT
     found = integration_branch(repo, configured, target_refs=ct.target_refs)
     if found is None:

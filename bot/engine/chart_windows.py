@@ -12,7 +12,7 @@ charts keeps every render, as its result's context has always had them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,21 +22,17 @@ from bot.charts.selection import chart_meta
 from bot.engine.provenance import ProvenanceBudget, attribute_values
 from bot.engine.subcharts import attribute_subcharts
 from bot.engine.suggestions import Budget, verify_suggestions
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 from bot.git.tree import GitTree
-from bot.model.check import Check, Registry
-from bot.model.context import DUPLICATES_CHECK, ChartRenders, Context, OpenPR
+from bot.model.check import Check, Need, Registry
+from bot.model.context import ChartRenders, Context, OpenPR
 from bot.model.rendered_diff import rendered_diffs
 from bot.model.report import NOT_REVIEWED, ChartSummary, Finding
-from bot.render.base import RENDER_WORKERS
 from bot.render.probe import AssumedCapabilities
 
 # Charts checked together. A PR touches fewer (its review is one window, as it always was); a
-# review of more holds this many charts' renders at a time, besides the CHARTS_AHEAD rendering.
+# review of more holds this many charts' renders at a time, besides the charts ahead rendering.
 CHARTS_CHECKED_TOGETHER = 16
-
-# Other open PRs' renders, one review's at a time per thread: each waits on the render pool.
-_OTHERS_POOL = ThreadPoolExecutor(max_workers=RENDER_WORKERS, thread_name_prefix="other-prs")
 
 Progress = Callable[[int, int, str], None]
 
@@ -91,6 +87,11 @@ class ChartsChecked:
     present: set[str] = field(default_factory=set)  # the profiles of the charts so far
     _theirs: OtherRenders | None = None
 
+    @property
+    def compares_others(self) -> bool:
+        """Whether a check will read other open PRs' renders: only then are they made."""
+        return any(Need.OTHER_RENDERS in c.needs for c in self.enabled)
+
     def await_early(self, check: str) -> None:
         """What `check` began early is done, failed or not: a failure is the run's to meet (it
         does the same work again, inside the engine's containment, and reports what failed)."""
@@ -110,13 +111,13 @@ class ChartsChecked:
             self.present.update((*chart.base, *chart.head))
         return replace(self._base, charts=charts)
 
-    def other_renders(self, repo: GitRepo, ctx: Context) -> Future[OtherRenders] | None:
+    def other_renders(self, repo: GitReader, ctx: Context) -> Future[OtherRenders] | None:
         """Other open PRs' renders of the charts, started for the duplicates check."""
-        if not ctx.open_prs or not any(c.name == DUPLICATES_CHECK for c in self.enabled):
+        if not ctx.open_prs or not self.compares_others:
             return None
         charts = (*self.kept, *ctx.charts)
         target, base = ctx.target.commit, self.sides[0]
-        return _OTHERS_POOL.submit(
+        return self.settings.pools.others.submit(
             other_renders, repo, target, ctx.open_prs, charts, base, self.settings, ctx.head.commit
         )
 
@@ -125,7 +126,7 @@ class ChartsChecked:
     ) -> Context:
         """What a repository check reads: every chart kept, and for the duplicates check, the
         other PRs' renders (waited for only there)."""
-        if check.name == DUPLICATES_CHECK and theirs is not None and self._theirs is None:
+        if Need.OTHER_RENDERS in check.needs and theirs is not None and self._theirs is None:
             self._theirs = theirs.result()
         return replace(ctx, charts=(*self.kept, *ctx.charts), other_renders=self._theirs or {})
 
@@ -150,7 +151,7 @@ class ChartsChecked:
                     version_head=chart_meta(head, c.path).version,
                     profiles=tuple(sorted(set(c.base) | set(c.head))),
                     render_errors=render_error_entries(c),
-                    extra=self.chart_data[c.path],
+                    extra={**registry.empty_chart_data(), **self.chart_data[c.path]},
                     not_reviewed=_not_reviewed(found, c.path),
                 )
             )
@@ -165,8 +166,7 @@ class ChartsChecked:
     def _kept(self, chart: ChartRenders, ctx: Context) -> ChartRenders:
         if not self.bounded:
             return chart
-        duplicates = ctx.open_prs and any(c.name == DUPLICATES_CHECK for c in self.enabled)
-        if duplicates and changed_profiles(chart, ctx.config.diff):
+        if ctx.open_prs and self.compares_others and changed_profiles(chart, ctx.config.diff):
             return chart
         return replace(chart, base={}, head={})
 

@@ -14,7 +14,6 @@ from bot.model.context import ChartRenders, Context, Rendered
 from bot.model.manifests import pod_spec
 from bot.model.origin import find_document
 from bot.model.report import Finding, Origin, ValuesLine
-from bot.model.suggestion import KEY, REFUSED
 
 log = logging.getLogger(__name__)
 
@@ -85,14 +84,14 @@ def _placed(
         template_line=origin.line,
     )
     # A fix written in the template is no fix for a value set in values: the values edit replaces it.
-    data = {k: v for k, v in f.data.items() if k not in (KEY, REFUSED)}
     moved = replace(
         f,
         path=at.path,
         line=at.line,
         message=f"{said} {f.message}",
         origin=replace(origin, values=at),
-        data=data,
+        suggestion=None,
+        suggestion_refused=None,
     )
     check = registry.by_name(f.check)
     if check is None or check.values_fix is None:

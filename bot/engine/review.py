@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -20,19 +20,18 @@ from bot.charts.renders import (
     renders_in_order,
     start_chart,
 )
+from bot.charts.resources import Pool, Resources, process_resources
 from bot.charts.selection import chart_dirs
 from bot.engine.chart_windows import CHARTS_CHECKED_TOGETHER, ChartsChecked, windows
+from bot.engine.check_runs import apply_overrides, run_check
 from bot.errors import ChartReviewError
 from bot.git import shallow
-from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit
+from bot.git.objects import OBJECT_ID_RE, ChangedFile, Commit, GitReader
 from bot.git.refs import DEVELOP_CANDIDATES, integration_branch
-from bot.git.repo import GitRepo
 from bot.kube.capabilities import Capabilities
-from bot.model.check import Check, Registry
+from bot.model.check import Check, Need, Registry
 from bot.model.config import CONFIG_PATH, Config, parse_config
 from bot.model.context import (
-    LINT_CHECK,
-    ChartContext,
     Context,
     OpenPR,
     PullRequestInfo,
@@ -41,10 +40,8 @@ from bot.model.context import (
 )
 from bot.model.ct_config import NO_CT, CtConfig, load_ct_config
 from bot.model.report import (
-    CRASHED,
     Finding,
     Report,
-    Severity,
     sort_findings,
 )
 from bot.model.rivals import branch_name, comparable_prs
@@ -52,10 +49,6 @@ from bot.render.base import Renderer
 from bot.render.cache import RenderCache
 from bot.render.deps.fetcher import DependencyFetcher, HelmFetcher
 from bot.render.probe import assumed_capabilities
-
-# A git command is a process costing a millisecond or two, mostly spent waiting on it: those that
-# need only what is already known run at once, beside the review's own work.
-_GIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="git")
 
 log = logging.getLogger(__name__)
 # A PR's commits read for their messages: more is a branch history, not a change's.
@@ -138,16 +131,18 @@ class ReviewResult:
 
 
 class Engine:
-    """Reviews with the checks of `registry` (the edge passes `checks.REGISTRY`)."""
+    """Reviews with the checks of `registry` (the edge passes `checks.REGISTRY`), on the pools and
+    memos of `resources` (the composition root's, bot/charts/resources.py; None: the process's)."""
 
     def __init__(
         self,
-        repo: GitRepo,
+        repo: GitReader,
         renderer: Renderer,
         registry: Registry,
         cache: RenderCache | None = None,
         fetcher: DependencyFetcher | None = None,
         window: int = CHARTS_CHECKED_TOGETHER,
+        resources: Resources | None = None,
     ) -> None:
         self.repo = repo
         self.renderer = renderer
@@ -157,6 +152,9 @@ class Engine:
         self.fetcher = fetcher if fetcher is not None else HelmFetcher()
         self.timings = Timings()
         self.window = window  # charts checked together (bot/engine/chart_windows.py)
+        self.resources = resources if resources is not None else process_resources()
+        # Git commands that need only what is already known, beside the review's own work.
+        self._git: Pool = self.resources.pools.git
 
     def _known(self, known: dict[str, str | None], ref: str, what: str) -> str:
         sha = known.get(ref)
@@ -188,10 +186,10 @@ class Engine:
         listed_f = (
             None
             if inp.pr.commits
-            else _GIT_POOL.submit(self.repo.fork_log, target, head, max_count=MAX_COMMITS)
+            else self._git.submit(self.repo.fork_log, target, head, max_count=MAX_COMMITS)
         )
-        merge_base_f = None if listed_f else _GIT_POOL.submit(self.repo.merge_base, target, head)
-        changes_f = _GIT_POOL.submit(self.repo.changes_from_merge_base, target, head)
+        merge_base_f = None if listed_f else self._git.submit(self.repo.merge_base, target, head)
+        changes_f = self._git.submit(self.repo.changes_from_merge_base, target, head)
         config = self.load_config(target, inp.config_path)
         ct = load_ct_config(self.repo.tree(target))  # CtConfigError names the file and line
         names = (inp.base, inp.head)
@@ -224,13 +222,18 @@ class Engine:
         commits, merge_base = listed_f.result()
         if merge_base is None:  # several, none, or a list cut short: git decides, as before
             merge_base = shallow.merge_base(self.repo, where, target, head, names)
-            listed = _GIT_POOL.submit(self.repo.log, f"{merge_base}..{head}", max_count=MAX_COMMITS)
+            listed = self._git.submit(self.repo.log, f"{merge_base}..{head}", max_count=MAX_COMMITS)
             return merge_base, listed
         done: Future[tuple[Commit, ...]] = Future()
         done.set_result(commits)
         return merge_base, done
 
     def review(self, inp: ReviewInput, explain: bool = False) -> ReviewResult:
+        """The review, its memos in its resources' store (and in every thread it starts)."""
+        with self.resources.active():
+            return self._review(inp, explain)
+
+    def _review(self, inp: ReviewInput, explain: bool) -> ReviewResult:
         started = time.perf_counter()
         known = self._git_facts(inp)
         target, head, merge_base, config = known.target, known.head, known.merge_base, known.config
@@ -252,8 +255,8 @@ class Engine:
         )
         # Read from Helm (by rendering a probe) before the charts' renders fill the render
         # processes, where a cache does not have it yet.
-        assumed_f = _GIT_POOL.submit(assumed_capabilities, capabilities, self.renderer, self.cache)
-        ahead = _GIT_POOL.submit(_read_ahead, self.repo, target, inp, head, dirs)
+        assumed_f = self._git.submit(assumed_capabilities, capabilities, self.renderer, self.cache)
+        ahead = self._git.submit(_read_ahead, self.repo, target, inp, head, dirs)
         sources = [ChartSource(d, base_tree, head_tree) for d in dirs]
         # The allow-list is the target's, as the config is: a PR cannot add a host to its review.
         fetch = ReviewFetch(self.fetcher, config.dependencies, self.repo.tree(target), inp.offline)
@@ -265,12 +268,13 @@ class Engine:
             self.repo,
             release,
             namespace,
+            self.resources.pools,
             only=inp.profiles,
             capabilities=capabilities,
             override=inp.values,
             fetch=fetch,
             # `helm lint` costs more than the render: only when a check will read it.
-            lint=any(c.name == LINT_CHECK for c in enabled),
+            lint=any(Need.LINT in c.needs for c in enabled),
         )
         # Every chart's profiles go to the render pool as the charts are read, not chart by chart;
         # the charts come back in the order of `dirs`.
@@ -301,7 +305,7 @@ class Engine:
             develop_name=develop_name,
             as_of=inp.as_of,
         )
-        early = _early_work(enabled, begun, dirs)
+        early = _early_work(self._git, enabled, begun, dirs)
 
         def context(others: tuple[OpenPR, ...]) -> Context:
             commits = known.commits
@@ -324,7 +328,7 @@ class Engine:
             early=early,
         )
         t0 = time.perf_counter()
-        handed = renders_in_order(starts)
+        handed = renders_in_order(starts, self.resources.sizes.charts_ahead)
         for window, last in windows(handed, len(sources), self.window, inp.progress):
             self.timings.render += time.perf_counter() - t0  # the window's renders, waited for
             self._check_window(run, window, last, inp.profiles)
@@ -365,13 +369,13 @@ class Engine:
         theirs = run.other_renders(self.repo, ctx) if last else None
         t1 = time.perf_counter()
         found: list[Finding] = []
-        # The lint check last, as its renders' lint comes in while the others run.
-        for check in sorted(run.enabled, key=lambda c: c.name == LINT_CHECK):
+        # The checks reading lint last, as their renders' lint comes in while the others run.
+        for check in sorted(run.enabled, key=lambda c: Need.LINT in c.needs):
             if check.scope == "repo" and not last:
                 continue
             c0 = time.perf_counter()
             run.await_early(check.name)
-            if check.name == LINT_CHECK:
+            if Need.LINT in check.needs:
                 ctx = replace(ctx, charts=tuple(chart.result() for chart in window))
                 self.timings.render += time.perf_counter() - c0
                 c0 = time.perf_counter()
@@ -379,9 +383,9 @@ class Engine:
                 repo_ctx = run.repo_context(ctx, check, theirs)
                 self.timings.render += time.perf_counter() - c0
                 c0 = time.perf_counter()
-                found += self.run_check(check, repo_ctx, {}, run.said(check))
+                found += run_check(check, repo_ctx, {}, run.said(check))
             else:
-                found += self.run_check(check, ctx, run.chart_data, run.said(check))
+                found += run_check(check, ctx, run.chart_data, run.said(check))
             self.timings.add(check.name, time.perf_counter() - c0)
         done = tuple(chart.result() for chart in window)
         self.timings.checks += time.perf_counter() - t1
@@ -390,34 +394,18 @@ class Engine:
     def load_config(self, commit: str, path: str = CONFIG_PATH) -> Config:
         text = self.repo.tree(commit).text(path)
         # ConfigError names the key and line
-        return parse_config(text, source=path, known_checks=self.registry.names)
+        return parse_config(text, source=path, known_checks=self.registry.options)
 
     def enabled_checks(self, config: Config, only: Sequence[str]) -> list[Check[Any]]:
         return [c for c in self.registry if config.enabled(c.name) and (not only or c.name in only)]
 
-    @staticmethod
-    def run_check(
-        check: Check[Any],
-        ctx: Context,
-        chart_data: dict[str, dict[str, Any]],
-        explanations: list[str] | None,
-    ) -> list[Finding]:
-        if check.scope == "repo":
-            return _contained(check, None, partial(_run_one, check, ctx, None, explanations))
-        found: list[Finding] = []
-        for chart in ctx.charts:
-            chart_ctx = ctx.for_chart(chart)
-            run = partial(_run_one, check, chart_ctx, chart_data[chart.path], explanations)
-            found += _contained(check, chart.path, run)
-        return found
-
 
 def _early_work(
-    enabled: Sequence[Check[Any]], ctx: Context, dirs: Sequence[str]
+    pool: Pool, enabled: Sequence[Check[Any]], ctx: Context, dirs: Sequence[str]
 ) -> dict[str, tuple[Future[None], ...]]:
     """Each check's work that needs no render, begun on every chart while Helm renders."""
     return {
-        check.name: tuple(_GIT_POOL.submit(check.early, ctx, chart) for chart in dirs)
+        check.name: tuple(pool.submit(check.early, ctx, chart) for chart in dirs)
         for check in enabled
         if check.early is not None and check.scope == "chart"
     }
@@ -430,7 +418,7 @@ def _other_prs(inp: ReviewInput, head: str) -> tuple[OpenPR, ...]:
 
 
 def _read_ahead(
-    repo: GitRepo, target: str, inp: ReviewInput, head: str, charts: Sequence[str]
+    repo: GitReader, target: str, inp: ReviewInput, head: str, charts: Sequence[str]
 ) -> tuple[OpenPR, ...]:
     """The other open PRs, once found, with what the checks will ask git about them read."""
     others = _other_prs(inp, head)
@@ -455,63 +443,3 @@ def _check_profiles_exist(requested: Sequence[str], present: set[str], any_chart
         raise ReviewError(
             f"--profile {missing[0]}: no chart under review has that profile at base or head"
         )
-
-
-def _run_one(
-    check: Check[Any],
-    ctx: Context,
-    chart_data: dict[str, Any] | None,
-    explanations: list[str] | None,
-) -> list[Finding]:
-    found = check.run(ctx)
-    if chart_data is not None and check.chart_data is not None and isinstance(ctx, ChartContext):
-        chart_data.update(check.chart_data(ctx))
-    if explanations is not None and check.explain is not None:
-        explanations += check.explain(ctx)
-    return found
-
-
-def _contained(
-    check: Check[Any], chart: str | None, run: Callable[[], list[Finding]]
-) -> list[Finding]:
-    """A check that fails with an error (a bug, or a crafted chart that drives it past a limit)
-    costs its own findings for that chart, said as a warning, and nothing else: the other checks
-    and charts are still reviewed, and its check run is not a pass."""
-    try:
-        return run()
-    except Exception as exc:  # noqa: BLE001 - any error of one check must not end the review
-        log.exception("check %s failed on %s", check.name, chart or "the repository")
-        return [crash_finding(check.name, chart, exc)]
-
-
-def crash_finding(check: str, chart: str | None, exc: Exception) -> Finding:
-    where = f" on chart {chart}" if chart else ""
-    reason = f"{type(exc).__name__}: {exc}"
-    reason = reason if len(reason) <= 300 else reason[:297] + "..."
-    return Finding(
-        check=check,
-        severity=Severity.WARNING,
-        rule=CRASHED,
-        chart=chart,
-        title=f"the {check} check could not finish{where}",
-        message=f"The {check} check stopped{where} with {reason}, so what it would have found there "
-        "is missing; the other checks ran. If the chart is valid, this is a bug in chart-review: "
-        "please report it with this message.",
-    )
-
-
-def apply_overrides(findings: Sequence[Finding], config: Config) -> list[Finding]:
-    """Config may set one severity for a check, or one per rule (`checks.qos.severity.downgrade`)."""
-    out = []
-    for f in findings:
-        if f.data.get("preexisting"):
-            # Present at base and head alike: not the PR's doing, so a notice whatever the config.
-            out.append(f)
-            continue
-        override = config.check(f.check).severity
-        if isinstance(override, str):
-            f = f.with_severity(Severity(override))
-        elif isinstance(override, dict) and f.rule in override:
-            f = f.with_severity(Severity(override[f.rule]))
-        out.append(f)
-    return out

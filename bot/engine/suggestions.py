@@ -1,10 +1,10 @@
 """One-click fixes: a finding's proposed edit (a GitHub suggested change), kept only once proven.
 
-A check proposes (`data["suggestion"]`, from the template text it read); the engine verifies: it
+A check proposes (`Finding.suggestion`, from the template text it read); the engine verifies: it
 applies the edit to the head as GitHub's "Commit suggestion" would, renders the patched chart on the
 finding's profiles, and runs the same check on that chart again. The suggestion stays iff the patched
 chart renders, the same finding is gone, and the check finds nothing new above a notice there;
-otherwise it goes, and `data["suggestion_refused"]` says why. A reviewer who clicks never gets a
+otherwise it goes, and `Finding.suggestion_refused` says why. A reviewer who clicks never gets a
 broken template or a fix that does not fix."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from bot.charts.patched import PatchedRepo
 from bot.charts.renders import ChartSource, PendingChart, RenderSettings, start_chart
+from bot.git.objects import PatchedReader
 from bot.git.tree import GitTree
 from bot.model.check import Registry
 from bot.model.context import ChartContext, ChartRenders, Context
 from bot.model.report import Finding, Severity
-from bot.model.suggestion import KEY, REFUSED, Suggestion, identity
+from bot.model.suggestion import Suggestion, identity
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def verify_suggestions(
 ) -> list[Finding]:
     """`findings`, each suggestion kept only where proven (module docstring), within `budget`
     (a review's whole budget when none is given)."""
-    proposed = [i for i, f in enumerate(findings) if KEY in f.data]
+    proposed = [i for i, f in enumerate(findings) if f.suggestion is not None]
     if not proposed:
         return list(findings)
     out = list(findings)
@@ -66,8 +66,7 @@ def verify_suggestions(
 
 
 def refused(f: Finding, why: str) -> Finding:
-    data = {k: v for k, v in f.data.items() if k != KEY}
-    return replace(f, data={**data, REFUSED: why})
+    return replace(f, suggestion=None, suggestion_refused=why)
 
 
 @dataclass(frozen=True)
@@ -78,14 +77,14 @@ class _Trial:
     run: Callable[[ChartContext], list[Finding]]
     profiles: tuple[str, ...]
     pending: PendingChart
-    repo: PatchedRepo
+    repo: PatchedReader
     suggestion: Suggestion
 
 
 def _start(
     f: Finding, ctx: Context, settings: RenderSettings, registry: Registry, budget: int
 ) -> _Trial | str:
-    suggestion = Suggestion.from_data(f.data)
+    suggestion = f.suggestion
     check = registry.by_name(f.check)
     chart = next((c for c in ctx.charts if c.path == f.chart), None)
     if suggestion is None or check is None or check.scope != "chart" or chart is None:
@@ -99,7 +98,7 @@ def _start(
         return "not verified: no profile of the chart rendered at head"
     if len(profiles) > budget:
         return OVER_BUDGET
-    repo = PatchedRepo(settings.repo, ctx.head.commit, suggestion.path, patched.encode())
+    repo = settings.repo.patched(ctx.head.commit, suggestion.path, patched.encode())
     source = ChartSource(chart.path, Absent(settings.repo, ctx.base.commit), repo.head())
     pending = start_chart(source, replace(settings, repo=repo, only=profiles, lint=False))
     tried = replace(
@@ -144,8 +143,7 @@ def _judge(f: Finding, trial: _Trial) -> Finding:
     new = [g for g in after if identity(g) not in before and g.severity is not Severity.NOTICE]
     if new:
         return refused(f, f"the suggested change brings a new finding: {new[0].title}")
-    verified = {**trial.suggestion.to_json(), "verified_on": list(trial.profiles)}
-    return replace(f, data={**f.data, KEY: verified})
+    return replace(f, suggestion=replace(trial.suggestion, verified_on=trial.profiles))
 
 
 class Absent(GitTree):

@@ -65,12 +65,6 @@ class RenderError:
     unavailable: bool = False
 
 
-# The check that reads `Rendered.lint`: the engine lints only when it will run (lint is costly).
-LINT_CHECK = "lint"
-# The check that reads `Context.other_renders`: other PRs are rendered only when it will run.
-DUPLICATES_CHECK = "duplicates"
-
-
 class LintSeverity(StrEnum):
     """Helm's lint severities by name (the render layer has Helm's numbers for them)."""
 

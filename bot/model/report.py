@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from bot.textlines import git_lines
+
 SCHEMA_VERSION = 1
 
 
@@ -78,6 +80,38 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class Suggestion:
+    """A finding's one-click fix (a GitHub suggested change): replace lines `start_line`..`line`
+    (1-based, inclusive) of `path` at head with `replacement`, whole lines each ending in a newline
+    ("" deletes the lines). A check proposes it; the engine proves it (bot/engine/suggestions.py)
+    and keeps it with the profiles it was proven on."""
+
+    path: str
+    start_line: int
+    line: int
+    replacement: str
+    verified_on: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "start_line": self.start_line,
+            "line": self.line,
+            "replacement": self.replacement,
+        }
+        if self.verified_on:
+            out["verified_on"] = list(self.verified_on)
+        return out
+
+    def apply(self, text: str) -> str | None:
+        """`text` with the edit made, as GitHub makes it; None when the lines are not there."""
+        lines = git_lines(text, keepends=True)
+        if not 1 <= self.start_line <= self.line <= len(lines):
+            return None
+        return "".join([*lines[: self.start_line - 1], self.replacement, *lines[self.line :]])
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing a reviewer would say. `rule` names the kind of finding inside its check, so that
     config can override its severity (`checks.qos.severity.downgrade: warning`)."""
@@ -92,16 +126,18 @@ class Finding:
     subject: str | None = None
     path: str | None = None
     line: int | None = None
+    # What the check says beyond the message, for the JSON report's `data` (and its own section).
     data: Mapping[str, Any] = field(default_factory=dict)
     # `path`/`line` are where a reviewer comments: the values line when the field's value came
     # from values, else the template line. `origin` keeps the rendered origin either way.
     origin: Origin | None = None
-
-    @property
-    def preexisting(self) -> bool:
-        """Present at base and head alike (`data["preexisting"]`, set by the check): not the PR's
-        doing, so a notice whatever the config, and folded in the markdown."""
-        return bool(self.data.get("preexisting"))
+    # Present at base and head alike (set by the check): not the PR's doing, so a notice whatever
+    # the config, and folded in the markdown and the check run.
+    preexisting: bool = False
+    # The check's proposed fix; once the engine has tried it, kept only where proven, else gone
+    # and `suggestion_refused` says why.
+    suggestion: Suggestion | None = None
+    suggestion_refused: str | None = None
 
     def with_severity(self, severity: Severity) -> Finding:
         return replace(self, severity=severity)
@@ -119,8 +155,17 @@ class Finding:
             "path": self.path,
             "line": self.line,
             "origin": self.origin.to_json() if self.origin is not None else None,
-            "data": dict(self.data),
+            "data": self._data_json(),
         }
+
+    def _data_json(self) -> dict[str, Any]:
+        """`data` as schema 1 has always written it: the typed fields are keys of it there."""
+        out = {**self.data, "preexisting": self.preexisting}
+        if self.suggestion is not None:
+            out["suggestion"] = self.suggestion.to_json()
+        if self.suggestion_refused is not None:
+            out["suggestion_refused"] = self.suggestion_refused
+        return out
 
 
 @dataclass(frozen=True)
@@ -152,7 +197,8 @@ class ChartSummary:
     profiles: tuple[str, ...]
     render_errors: tuple[RenderErrorEntry, ...] = ()
     # Per-chart data that checks give the report, by key (the QoS check gives `qos`: side -> profile
-    # -> pod key -> class). The engine carries it without knowing its shape.
+    # -> pod key -> class), and the engine's own (`capabilities`, `diff`). The engine carries the
+    # checks' without knowing their shape.
     extra: Mapping[str, Any] = field(default_factory=dict)
     not_reviewed: str | None = None  # why nothing could be checked on this chart
 
@@ -162,7 +208,6 @@ class ChartSummary:
             "name": self.name,
             "version": {"base": self.version_base, "head": self.version_head},
             "profiles": list(self.profiles),
-            "qos": {"base": {}, "head": {}},
             "render_errors": [e.to_json() for e in self.render_errors],
             "not_reviewed": self.not_reviewed,
         }

@@ -71,10 +71,10 @@ def suggestion_block(s: Suggestion) -> str:
 def _suggested(f: Finding, changed: frozenset[int]) -> Suggestion | None:
     """The finding's verified suggestion, when every line it replaces is in the PR's diff (GitHub
     refuses a suggestion elsewhere, and the whole review with it)."""
-    s = Suggestion.from_data(f.data)
+    s = f.suggestion
     if s is None or s.path != f.path or not set(range(s.start_line, s.line + 1)) <= changed:
         return None
-    return s
+    return replace(s, verified_on=())  # the same edit, wherever it was proven
 
 
 def _anchor(f: Finding, changed: frozenset[int]) -> tuple[int, Suggestion | None] | None:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import bot
 from bot.model.chart_files import CHART_FILE
-from bot.model.config import CONFIG_PATH, Config
+from bot.model.config import CONFIG_PATH
 from bot.model.manifests import find_line
 from bot.model.report import Finding, Report, Severity
 from bot.report.annotations import finding_location, where
@@ -89,10 +89,12 @@ def fingerprint(f: Finding) -> str:
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 
-def rule(check: str, name: str, titles: Mapping[str, str]) -> dict[str, Any]:
+def rule(
+    check: str, name: str, titles: Mapping[str, str], keys: Mapping[str, str]
+) -> dict[str, Any]:
     title = titles.get(check, check)
     short = f"{title}: {name}" if name else title
-    override = f"{config_key(check)}.severity" + (f".{name}" if name else "")
+    override = f"{keys.get(check) or f'checks.{check}'}.severity" + (f".{name}" if name else "")
     help_text = (
         f"Reported by chart-review's `{check}` check ({title})"
         + (f" as rule `{name}`" if name else "")
@@ -110,15 +112,11 @@ def rule(check: str, name: str, titles: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def config_key(check: str) -> str:
-    """Where the config file configures a check: `checks.<name>`, except the checks with their own
-    top-level key (`version:`, `probes:`), as bot/model/config.py's Config.check reads them."""
-    return check if check in Config.model_fields else f"checks.{check}"
-
-
-def rules(findings: Sequence[Finding], titles: Mapping[str, str]) -> list[dict[str, Any]]:
+def rules(
+    findings: Sequence[Finding], titles: Mapping[str, str], keys: Mapping[str, str]
+) -> list[dict[str, Any]]:
     seen = sorted({(f.check, f.rule) for f in findings})
-    return [rule(check, name, titles) for check, name in seen]
+    return [rule(check, name, titles, keys) for check, name in seen]
 
 
 def result(f: Finding, index: int, text: TextAt = lambda path: None) -> dict[str, Any]:
@@ -175,12 +173,14 @@ def to_sarif(
     titles: Mapping[str, str],
     text: TextAt = lambda path: None,
     automation_id: str = CATEGORY.format(scope=DEFAULT_SCOPE),
+    keys: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """`titles`: each check's title by name, for its rules' descriptions; `text`: a file's text at
-    head, for the Chart.yaml line a chart's finding concerns."""
+    head, for the Chart.yaml line a chart's finding concerns; `keys`: where the config sets each
+    check's options (`checks.<name>` for a check not listed)."""
     # The report lists the worst first: past the cap, the least severe are the ones left out.
     kept = report.findings[:MAX_RESULTS_PER_RUN]
-    driver_rules = rules(kept, titles)
+    driver_rules = rules(kept, titles, keys or {})
     index = {r["id"]: i for i, r in enumerate(driver_rules)}
     return {
         "$schema": SARIF_SCHEMA,
@@ -214,5 +214,6 @@ def sarif_text(
     titles: Mapping[str, str],
     text: TextAt = lambda path: None,
     automation_id: str = CATEGORY.format(scope=DEFAULT_SCOPE),
+    keys: Mapping[str, str] | None = None,
 ) -> str:
-    return json.dumps(to_sarif(report, titles, text, automation_id), indent=2) + "\n"
+    return json.dumps(to_sarif(report, titles, text, automation_id, keys), indent=2) + "\n"

@@ -36,7 +36,8 @@ def report_text(
         return report.to_json_text()
     if fmt == "sarif":
         titles = {s.name: s.title for s in sections}
-        return sarif_text(report, titles, head_text, sarif_category)
+        keys = {s.name: s.options_key for s in sections}
+        return sarif_text(report, titles, head_text, sarif_category, keys)
     if fmt == "github":
         return github_text(report)
     text = to_markdown(report, sections)

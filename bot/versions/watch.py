@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from bot.charts.selection import chart_meta
-from bot.git.repo import GitRepo
+from bot.git.objects import GitReader
 
 
 class OpenHead(Protocol):
@@ -22,7 +22,7 @@ class OpenHead(Protocol):
 PR = TypeVar("PR", bound=OpenHead)
 
 
-def claimed_versions(git: GitRepo, base: str, head: str) -> list[tuple[str, str]]:
+def claimed_versions(git: GitReader, base: str, head: str) -> list[tuple[str, str]]:
     """(chart directory, version) for every Chart.yaml whose version the range base..head changed."""
     merge_base = git.merge_base(base, head) or base
     out = []
@@ -38,7 +38,7 @@ def claimed_versions(git: GitRepo, base: str, head: str) -> list[tuple[str, str]
 
 
 def claimants(
-    git: GitRepo, versions: Iterable[tuple[str, str]], open_prs: Sequence[PR], exclude: int
+    git: GitReader, versions: Iterable[tuple[str, str]], open_prs: Sequence[PR], exclude: int
 ) -> list[PR]:
     """The open PRs (other than `exclude`) whose head gives one of the charts one of `versions`."""
     wanted = set(versions)

@@ -1,14 +1,16 @@
 """The `comments` check: a comment the PR made false. When the PR changes a field of a rendered
-workload (a probe's handler or port, a container port, `runAsUser`, a resources value, the update
-strategy) and a comment in the block of its template that defines that workload or container
-still names the old value and not the new one, the comment now explains something that is no
-longer there: reviewers ask that "a change which falsifies a statement fixes it in place".
+workload (a probe's handler or port, a containerPort, `runAsUser`/`runAsGroup`/`fsGroup`, a
+resources value, the update strategy) and a `#` or `{{/* */}}` comment in the block of its template
+that defines that workload or container still names the old value and not the new one, the comment
+now explains something that is no longer there: a notice on the comment's line, naming the line
+that changed. Reviewers ask that "a change which falsifies a statement fixes it in place".
 
 Precision first, so only exact tokens: the old value as a whole word (`tcpSocket`, `8080`,
 `Recreate`), never a paraphrase ("TCP connect"). A number is common, so it counts only in a
 comment that names the field (`runAsUser`) or sits right above, or on, a line that writes it or
-the container's `- name:`. Never reported: a comment the PR itself wrote (not there at base), one naming the new value too, and one
-whose old value the block still renders elsewhere (another probe still on `tcpSocket`)."""
+the container's `- name:`. Never reported: a comment the PR itself wrote (not there at base), one
+naming the new value too, and one whose old value the block still renders elsewhere (another probe
+still on `tcpSocket`)."""
 
 from __future__ import annotations
 

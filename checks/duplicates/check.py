@@ -1,16 +1,35 @@
-"""The `duplicates` check: another open PR that closes the same issue, or makes the same edit to the
-same chart file, as this one. Two PRs that fix the same thing cost a reviewer a day; saying so
-before either is reviewed costs nothing.
+"""The `duplicates` check: another open PR that closes the same issue, or makes the same change, as
+this one. Two PRs that fix the same thing cost a reviewer a day; saying so before either is
+reviewed costs nothing. Which PRs are open: [review.md](review.md#other-open-prs).
 
-"The same change" is either of two things. The same hunk: the same removed and the same added lines
-of the same file in both PRs' diffs against their merge bases with the target. Or the same rendered
-change: an object changed the same way on the same profile, measured from this review's base,
-whatever text got there (checks/duplicates/objects.py; the engine renders a few other PRs for it,
-bot/charts/other_renders.py). A shared hunk whose rendered effect differs, where the other PR was
-rendered, is weaker evidence: a notice. A PR stacked on the other carries its changes without
-duplicating them, so it is left alone. Another PR whose chart tree the pre-check refused (an archive
-past the reader's caps, a link leaving the chart) was not rendered: it is left out of the
-comparison, and a notice says so."""
+The same issue: GitHub's closing keywords (close/closes/closed, fix/fixes/fixed,
+resolve/resolves/resolved) with `#N`, `owner/name#N` or an issue URL, in the title or body; text in
+code blocks and HTML comments does not count, and "see #12" closes nothing. Other PRs' bodies are
+read for closing keywords only where they name an issue number this PR closes. In the App the
+bodies come from GitHub; on the command line from `--pr-body-of N=FILE`, else the PR branch's
+commit messages.
+
+The same change is either of two things. The same hunk: the same removed and the same added lines
+of the same chart file in both PRs' diffs against their merge bases with the target. A PR stacked on
+the other carries its changes without duplicating them, so it is left alone; a shared version bump
+alone, lines that only echo it (such as `helm.sh/chart` in committed rendered examples) and lines
+of the rendered diff's noise such as `checksum/*` are no duplicate. Or the same rendered change: an
+object changed the same way on the same profile, measured from this review's base, however it is
+written (one PR in `values.yaml`, the other in the template; checks/duplicates/objects.py). For
+that, up to 5 other open PRs that change a file of the same chart are rendered against this PR's
+base, on the profiles this PR changes (lint off, the render cache shared; bot/charts/
+other_renders.py), and of those only where the text the other PR changed could render this PR's
+change: a fragment of text this PR typed, new to the chart and shown in a changed object, reaches
+another PR's render only through a file that PR changed, so a profile whose changed objects need a
+fragment none of its files hold is not rendered for it (`bot/charts/duplicate_evidence.py`; what
+Helm computes, a checksum or base64, is never such a fragment, and a chart with a vendored subchart
+archive gets no such shortcut).
+
+A duplicate is a warning naming the other PR, which was opened first, and what they share
+(`data.shared`: `issues`, `hunks`, `objects`); a shared hunk that renders differently, where the
+other PR was rendered, is weaker evidence: only a notice. An open PR whose chart tree the archive
+pre-check refuses (an archive past the reader's caps, a link leaving the chart) was not rendered: it
+is left out of the comparison, with a notice (`not-compared`, naming why)."""
 
 from __future__ import annotations
 
@@ -18,8 +37,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.model.chart_files import read_chart_meta
-from bot.model.check import Check
-from bot.model.context import DUPLICATES_CHECK, Context, OpenPR, PullRequestInfo
+from bot.model.check import Check, Need
+from bot.model.context import Context, OpenPR, PullRequestInfo
 from bot.model.report import Finding, Severity
 from bot.textlines import git_lines
 from checks.duplicates.hunks import Hunk, hunks
@@ -27,7 +46,7 @@ from checks.duplicates.keywords import IssueRef, closing_issues
 from checks.duplicates.objects import ObjectChange, shared_changes
 from checks.duplicates.others import chart_paths, stacked, touched
 
-NAME = DUPLICATES_CHECK
+NAME = "duplicates"
 SAME_ISSUE, SAME_CHANGE, NOT_COMPARED = "same-issue", "same-change", "not-compared"
 SEVERITY = Severity.WARNING
 WEAKER = Severity.NOTICE  # the same lines, rendering differently
@@ -309,4 +328,6 @@ def _pr_of(ctx: Context, head: str) -> str:
     return next((describe(pr) for pr in ctx.open_prs if pr.head == head), head[:12])
 
 
-CHECK = Check(NAME, "Duplicate PRs", run, "repo", explain=explain)
+CHECK = Check(
+    NAME, "Duplicate PRs", run, "repo", explain=explain, needs=frozenset({Need.OTHER_RENDERS})
+)

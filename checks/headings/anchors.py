@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.git.objects import ChangedFile, GitView
@@ -178,9 +178,8 @@ def _missing(
         data["repo"] = repo
     if preexisting:
         message += PREEXISTING
-        data["preexisting"] = True
     result = _on_source("anchor-missing", f"{file}#{link.anchor}", added, message, data)
-    return result.with_severity(Severity.NOTICE) if preexisting else result
+    return replace(result, severity=Severity.NOTICE, preexisting=True) if preexisting else result
 
 
 def _merge_order(

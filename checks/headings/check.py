@@ -1,12 +1,19 @@
-"""Check `headings`: a reference to a heading (an ALL-CAPS comment heading or a Markdown heading,
-quoted together with the file that holds it, here or in a linked repository) must find it exactly
-once; a Markdown link's `#anchor` must exist; a heading the PR removes or rewords must not still be
-quoted or linked.
+"""The `headings` check: an explicit reference to a heading (an ALL-CAPS comment heading or a Markdown
+heading, quoted together with the file that holds it: "see `ROLLBACK ON THE DEGRADED PATH` in
+FILE", "X (FILE)", "FILE § X", "the heading X in FILE", `owner/name:path`) must resolve exactly once
+in that file, here or in a linked repository; a Markdown anchor link (`[t](docs/x.md#some-heading)`,
+`#local`, `README.md#…`, a GitHub blob URL with `#anchor`) must reach an anchor by GitHub's rules
+(`anchor-missing`, naming the closest anchors); a heading the PR removes or rewords must not still
+be quoted by an explicit reference or targeted by a link; a heading or anchor that exists only on
+another open PR is said too (merge that first).
 
 Only what the PR says is checked: references on the lines it adds, in its title, description and
-commit messages. Only an explicit reference (checks/headings/forms.py) may fail: a mention that
-merely stands near a file is at most a notice, and words the file holds as text are a quote, not a
-reference. A reference already broken at base is not the PR's doing."""
+commit messages. Only an explicit reference (checks/headings/forms.py) may fail: capitals or a quote
+that merely stand near a file name are at most a notice (`loose-reference`), words the file holds
+as text (a log line, SQL) are a quote, never a finding, and a Markdown table is read row by row (a
+quote is never paired with a file another row names). A reference already broken at base is not
+the PR's doing. Which other repositories it may read: the config's `links`
+([config.md](config.md))."""
 
 from __future__ import annotations
 
@@ -135,7 +142,7 @@ def _folded(found: Finding) -> Finding:
         found,
         severity=Severity.NOTICE,
         title=f"{found.title} (already at base)",
-        data={**found.data, "preexisting": True},
+        preexisting=True,
     )
 
 

@@ -113,9 +113,9 @@ def _finding(
             "container": issue.container,
             "detail": issue.detail,
             "profiles": list(by_profile),
-            "preexisting": preexisting,
             **issue.data,
         },
+        preexisting=preexisting,
     )
 
 
@@ -144,7 +144,8 @@ def compare_files(
                 subject=issue.subject,
                 path=issue.path,
                 line=issue.where,
-                data={"detail": issue.detail, "preexisting": preexisting, **issue.data},
+                data={"detail": issue.detail, **issue.data},
+                preexisting=preexisting,
             ),
         )
     return list(found.values())

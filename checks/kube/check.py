@@ -1,13 +1,38 @@
 """The `kube` check: every rendered object as the Kubernetes API server of the target version would
-take it, checked offline: against the API's own schemas of that version (checks/kube/schemas.py), a
-custom resource against the CRD the chart brings (checks/kube/crds.py), and its apiVersion against
-the deprecation table (checks/kube/deprecations.py), as kubeconform and pluto do in CI.
+take it, checked offline, as kubeconform and pluto do in CI: against the API's own schemas of that
+version (checks/kube/schemas.py), a custom resource against the CRD the chart brings
+(checks/kube/crds.py), and its apiVersion against the deprecation table
+(checks/kube/deprecations.py).
 
 The target is the Kubernetes version the charts were rendered for (`--kube-version`, the config's
-`kube_version`, else Helm's own default). A field the API server would refuse or drop, or an
-apiVersion it no longer serves, is a failure where the PR brings it; a deprecated one a warning;
-what the base renders too is folded. A version whose schemas are not installed is said, never
-passed in silence."""
+`kube_version`, else Helm's own default; `charts[].capabilities` in the JSON report). Built-in
+kinds are checked against the API's OpenAPI schemas in their strict form, as the
+`kubernetes-validate` package ships them for v1.25–v1.37 (read when the check first runs, ~10 ms);
+a custom resource against the `openAPIV3Schema` of the CRD the chart renders or carries in `crds/`,
+read as the API server reads a structural schema (unknown fields pruned,
+`x-kubernetes-preserve-unknown-fields`, `-int-or-string` and `-embedded-resource` honoured;
+patterns, formats, CEL rules and `allOf`/`anyOf`/`oneOf`/`not` are not checked, since the schema
+and the object are both the PR's and those can take exponential time); every apiVersion against a
+table of Kubernetes' deprecation guide (`checks/kube/deprecated_apis.yaml`).
+
+A field the API server drops or, validating strictly as kubectl does, refuses (`unknown-field`), a
+value it refuses (a string `replicas`, a missing required field, a value outside an enum:
+`rejected-field`), an apiVersion it no longer serves (`removed-api`, naming the replacement or that
+there is none, as for PodSecurityPolicy) or a kind it does not serve (`unknown-api`, a typo or a
+version the chart's CRD does not serve) is a failure when the PR brings it; a deprecated apiVersion
+still served a warning (`deprecated-api`; `v1` Endpoints, deprecated with no removal scheduled, a
+notice, `deprecated-api-kept`). Where the template picks the old apiVersion only for want of the
+new one in `.Capabilities.APIVersions` (Helm's own defaults lack `apiregistration.k8s.io/v1`, which
+every cluster of 1.25 serves), the cluster gets the new one: a notice
+(`api-version-from-capabilities`) saying to add it to `api_versions`. Each finding names the
+profiles, the object, the field (`spec.template.spec.containers[web].ports`) and its template line;
+what the base renders too is folded, and a null is never at fault (Kubernetes reads it as unset).
+
+A target without installed schemas (before 1.25, after 1.37) is a notice saying the objects were
+not checked, never a silent pass; the deprecation table still applies. Each kind's schema is
+compiled once per version, and an object (or a part of it) that several renders share is checked
+once; at most 10 findings an object, the rest one line (`MAX_FAULTS_PER_OBJECT`); a `crds/` file
+past 5 MiB is not read."""
 
 from __future__ import annotations
 

@@ -1,9 +1,18 @@
 """The `probes` check: a probe that cannot succeed, one the chart forbids, and what a PR changes in
 its probes.
 
+A probe naming a port that no `containerPort` of its container carries is a failure: the kubelet
+cannot resolve it. A numeric probe port that no containerPort declares is a notice (Kubernetes does
+not require one, the list is informational), and a warning, rule `probe-port-moved-undeclared`,
+where the PR moves the probe there off a port its container declares. A `*_PORT` variable that
+neither the probes nor a containerPort use is a warning; a probe kind the config forbids
+(`probes.forbid`) is a finding; a notice says when a probe's handler, path, port or timeout
+changed.
+
 A readiness probe on a port nothing declares keeps the pod out of its Service for ever; a liveness
 or startup probe there restarts it for ever. Which probe kinds a workload may have is a decision
-the config records (`probes.forbid`), e.g. no liveness probe on a service whose restart is costly."""
+the config records (`probes.forbid`), e.g. no liveness probe on a service whose restart is costly;
+its options live at the top level of the config (`probes:`), not under `checks:`."""
 
 from __future__ import annotations
 
@@ -25,6 +34,7 @@ from checks.kit.containers import Container, pod_containers
 from checks.kit.delta import Issue, changes_only, compare
 from checks.kit.template_lines import block_line, container_line, key_pattern, kind_line
 from checks.probes.model import ContainerFacts, Ports, Probe, facts
+from checks.probes.options import ProbesConfig
 from checks.probes.suggest import suggest, values_fix
 
 NAME = "probes"
@@ -83,7 +93,7 @@ ARROW = "→"
 
 def run(ctx: ChartContext) -> list[Finding]:
     chart = ctx.chart
-    forbid = dict(ctx.config.probes.forbid)
+    forbid = dict(ctx.config.options(NAME, ProbesConfig).forbid)
     base = {p: _issues(ctx.base, r, forbid) for p, r in chart.base.items()}
     head = {
         p: _issues(ctx.head, r, forbid, _declared_probes(chart.base.get(p)))
@@ -401,4 +411,12 @@ def _env_line(env: str) -> str:
     return rf"^\s*(-\s+)?name:\s*[\"']?{re.escape(env)}[\"']?\s*$"
 
 
-CHECK = Check(NAME, "Probes", run, "chart", values_fix=values_fix)
+CHECK = Check(
+    NAME,
+    "Probes",
+    run,
+    "chart",
+    values_fix=values_fix,
+    options=ProbesConfig,
+    options_top_level=True,
+)

@@ -23,7 +23,7 @@ CLOSE = 0.6
 def suggest(ctx: ChartContext, f: Finding) -> Finding:
     """`f` (a named probe port) proposing the declared name on the probe's literal `port:` line."""
     port = f.data.get("port")
-    if f.data.get("preexisting") or not isinstance(port, str) or not f.path:
+    if f.preexisting or not isinstance(port, str) or not f.path:
         return f
     name = _declared_name(ctx, f, port)
     source = ctx.head.text(f.path)
@@ -65,7 +65,7 @@ def values_fix(ctx: ChartContext, f: Finding) -> Finding:
     name the container declares."""
     at = values_line(f)
     port = f.data.get("port")
-    if at is None or f.data.get("preexisting") or not isinstance(port, str):
+    if at is None or f.preexisting or not isinstance(port, str):
         return f
     if head_value(ctx, at) != port:
         return f

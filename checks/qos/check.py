@@ -1,5 +1,9 @@
-"""The QoS check: every pod's Kubernetes QoS class at base and head, per chart and profile; every
-change, and the container and field that caused it.
+"""The `qos` check: the Kubernetes QoS class of every pod at base and head, per chart and profile, as
+the kubelet computes it (init and sidecar containers, pod-level resources, limits-only
+defaulting), and which container and resource caused a change. A downgrade is a failure; so is a
+container without requests on a dimension a rendered ResourceQuota constrains. A downgrade's
+`data.fix` in the JSON report is the resources block that restores the class, per container, with
+its rule.
 
 Quiet and right: a class that did not change says nothing; a defect present at base and head alike
 is a notice, never a failure."""
@@ -146,5 +150,13 @@ def explain(ctx: ChartContext) -> list[str]:
 
 
 CHECK = Check(
-    "qos", "QoS classes", run, "chart", chart_data, section, explain, values_fix=values_fix
+    "qos",
+    "QoS classes",
+    run,
+    "chart",
+    chart_data,
+    section,
+    explain,
+    values_fix=values_fix,
+    chart_data_empty={"qos": {"base": {}, "head": {}}},
 )

@@ -195,8 +195,8 @@ def bad_quantity_finding(
             "container": bad.container,
             "field": bad.field,
             "value": bad.value,
-            "preexisting": known,
         },
+        preexisting=known,
     )
 
 
@@ -234,8 +234,8 @@ def quota_finding(
             "fields": fields,
             "new": new,
             "quotas": quotas,
-            "preexisting": not new,
         },
+        preexisting=not new,
     )
 
 

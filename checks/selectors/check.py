@@ -1,9 +1,18 @@
 """The `selectors` check: selectors that select nothing.
 
-A Service whose selector matches no pod has no endpoints; a PodDisruptionBudget or NetworkPolicy
-that matches none protects nothing; a workload whose selector misses its own pod template is
-rejected by the API server; a `kubectl -l` in a rendered script that matches nothing makes the
-script a silent no-op. Pods are the chart's rendered pod templates, subcharts' included."""
+A Service, PodDisruptionBudget, NetworkPolicy or workload selector that matches no rendered pod is
+a failure; a `kubectl … -l` selector in a rendered script that matches nothing is a warning, naming
+the labels the pods do carry; a Service newly publishing not-ready addresses is said too. A
+Service whose selector matches no pod has no endpoints; a PodDisruptionBudget or NetworkPolicy that
+matches none protects nothing; a workload whose selector misses its own pod template is rejected by
+the API server; a `kubectl -l` that matches nothing makes the script a silent no-op. The JSON
+finding's `data.intended` names the pods the selector most plausibly meant, and their labels.
+
+Pods are the chart's rendered pod templates, subcharts' included, with the labels their
+controllers add: a StatefulSet's `statefulset.kubernetes.io/pod-name` (`NAME-0` … for its
+replicas, up to 64) and `apps.kubernetes.io/pod-index`, a Job's `job-name`; a selector needing a
+label only the running controller gives a value (`pod-template-hash`, `controller-revision-hash`,
+`controller-uid`) is not judged."""
 
 from __future__ import annotations
 

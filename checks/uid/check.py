@@ -1,10 +1,13 @@
 """The `uid` check: a pinned `runAsUser` that OpenShift's SCC admission rejects.
 
-On a platform that assigns UIDs (checks/uid/profiles.py), a pod that pins `runAsUser` is admitted
-only under an SCC its service account may use whose runAsUser strategy allows that UID
-(checks/uid/admission.py); otherwise restricted-v2 applies, which gives every pod a UID from its
-project's range, and the pod fails admission and stays Pending for ever. `runAsNonRoot: true` is
-what such a chart should say instead, and stays allowed."""
+On a profile where the platform assigns UIDs (config `arbitrary_uid: true`, a rendered
+`SecurityContextConstraints`, or values with `openshift: true`; checks/uid/profiles.py), no pod or
+container may set `runAsUser` (the pod would stay Pending for ever) unless the pod's service
+account may use an SCC the chart renders or grants (its `users`/`groups`, or RBAC `use` on it,
+OpenShift's own such as `anyuid` included) whose `runAsUser` strategy admits that UID
+(checks/uid/admission.py); otherwise `restricted-v2` applies, which gives every pod a UID from its
+project's range, and the finding names each SCC and why it does not admit the pin.
+`runAsNonRoot: true` is what such a chart should say instead, and stays allowed."""
 
 from __future__ import annotations
 

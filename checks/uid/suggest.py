@@ -12,7 +12,7 @@ from checks.kit.suggest import propose, scalar
 def suggest(ctx: ChartContext, f: Finding) -> Finding:
     """`f` (a pinned UID) proposing to delete its `runAsUser:` line, when that line says the UID
     it pins."""
-    if f.data.get("preexisting") or not f.path or not f.line:
+    if f.preexisting or not f.path or not f.line:
         return f
     source = ctx.head.text(f.path)
     lines = git_lines(source) if source is not None else []

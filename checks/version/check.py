@@ -1,5 +1,20 @@
-"""The `version` check: chart content needs a new chart version, and that version must still be free
-when the PR merges — not already taken on develop, not claimed by another open PR.
+"""The `version` check: chart content changed without a `version` bump, judged by [the repository's
+version rule](review.md#the-version-rule): a failure where it declares per-change bumps (or every
+one of at least ten recent changes bumped), a warning where the evidence leans that way, else a
+notice that says what it read; every notice and warning says how to declare the rule. Its options
+live at the top level of the config (`version:`), not under `checks:`.
+
+Also a version develop has taken since the PR branched (saying whether the merge will conflict or,
+worse, merge cleanly), by the same rule; a version another open PR claims, a warning, or a notice
+where versions move at release. Versions are read as Helm reads them: `v0.5.30`, `1.2` and
+`0.46.00` load (only `helm lint` warns, which the lint check says where the PR brings it); a
+version Helm refuses (`V1.2.3`, `1.2.3-01`) is a failure. Each names the next free version in the
+repository's own form (`v0.5.31`), never below the one the head meant (`V0.46.0` → `0.46.0`).
+Where develop already has every change the PR makes to the chart (the same release landed another
+way), its version takes nothing: a notice (`already-on-develop`) that the PR can be closed.
+appVersion drifting from version is a warning where the chart's last 3 or more versions on the
+integration branch all kept them equal, a notice where fewer tell, and nothing where the chart
+patches its version alone.
 
 The verdict itself comes from `bot.versions.claims.verdict`, the function the release board asks
 too; whether a missing bump is enforced comes from the repository's practice
@@ -22,6 +37,7 @@ from bot.versions.claims import (
     rivals_of,
     verdict,
 )
+from bot.versions.options import VersionConfig, version_options
 from bot.versions.policy import bump_rule
 from bot.versions.rule import BumpRule
 from checks.version import findings
@@ -37,7 +53,7 @@ BY_PRACTICE = frozenset({Status.MISSING_BUMP, Status.TAKEN, Status.RACE})
 def assess(ctx: ChartContext) -> Assessment | None:
     """The chart's claim at head and its verdict against the target's tip and the open PRs."""
     chart = ctx.chart
-    ignore = ctx.config.version.ignore
+    ignore = version_options(ctx.config).ignore
     claim = _claim(ctx, chart.path)
     target = ctx.target
     # The engine hands only the PRs into the same branch (bot/model/rivals.py).
@@ -60,7 +76,7 @@ def early(ctx: Context, chart: str) -> None:
 
 def _claim(ctx: Context, chart: str) -> Claim:
     changed = [p for c in ctx.changes for p in (c.path, c.old_path) if p]
-    return claim_between(chart, ctx.base, ctx.head, changed, ctx.config.version.ignore)
+    return claim_between(chart, ctx.base, ctx.head, changed, version_options(ctx.config).ignore)
 
 
 def practice(ctx: Context, chart: str) -> BumpRule:
@@ -68,7 +84,7 @@ def practice(ctx: Context, chart: str) -> BumpRule:
     then what its integration branch has released and its history shows (bot/versions/policy.py);
     none of it the PR can change."""
     tip = ctx.develop if ctx.develop is not None else ctx.target
-    version = ctx.config.version
+    version = version_options(ctx.config)
     return bump_rule(
         ctx.git,
         ctx.target,
@@ -112,4 +128,13 @@ def explain(ctx: ChartContext) -> list[str]:
     return lines
 
 
-CHECK = Check(NAME, "Chart versions", run, "chart", explain=explain, early=early)
+CHECK = Check(
+    NAME,
+    "Chart versions",
+    run,
+    "chart",
+    explain=explain,
+    early=early,
+    options=VersionConfig,
+    options_top_level=True,
+)

@@ -1,14 +1,30 @@
-"""The `yaml` check: what `ct lint` says of a chart's own YAML besides `helm lint`, with the same
-tools and files: yamllint on Chart.yaml, values.yaml and every `ci/*-values.yaml` with the lint
-config, and yamale on Chart.yaml with the Chart.yaml schema (ct's defaults, or the repository's
-`lint-conf` and `chart-yaml-schema`), each as the repository's CI runs `ct lint`
-(checks/yaml/settings.py).
+"""The `yaml` check: the rest of `ct lint`, with the tools chart-testing itself runs: yamllint on the
+chart's `Chart.yaml`, `values.yaml` and every `ci/*-values.yaml` with the lint config, and yamale
+on `Chart.yaml` (strict, as ct runs it) with the Chart.yaml schema: ct's default `lintconf.yaml`
+and `chart_schema.yaml` (carried in `checks/yaml/ct_defaults/` with chart-testing's Apache-2.0
+notice), or the files the repository names.
+
+Which, and whether each runs, is read as [ct.yaml](review.md#chart-testings-ctyaml) is, from every
+CI run of `ct lint` / `lint-and-install` on the chart (a workflow step, or the Makefile target or
+script it calls; checks/yaml/settings.py): the run's flags (`--lint-conf`, `--chart-yaml-schema`,
+`--validate-yaml=false`, `--validate-chart-schema=false`), its `CT_*` variables (`CT_LINT_CONF`,
+`CT_CONFIG_DIR`), its config's `lint-conf`, `chart-yaml-schema`, `validate-yaml` and
+`validate-chart-schema`, else ct's search (`lintconf.yaml` or `.ct/lintconf.yaml` in the
+repository), else ct's defaults. A lint config's `extends:` and `ignore-from-file:` are read from
+the repository too, never from the machine.
 
 Only the files the PR changed are read (a file the same at base and head holds nothing the PR
-did): a problem new at head is a failure where ct fails on it (a yamllint error, a schema error,
-a missing values.yaml), a yamllint warning a warning (ct passes with it); one the base's file had
-too is folded as pre-existing. Where no CI run lints with ct but the repository has a ct.yaml,
-what ct lint would say is a notice."""
+did): a yamllint error, a schema error or a deleted `values.yaml` new at head is a failure (ct lint
+fails on it), a yamllint warning a warning (ct passes with it), and what the base's file had
+already is folded as pre-existing (the base's file is linted only where the head's has a problem;
+both are read from git while Helm renders, before the check's turn comes). Where CI runs no
+`ct lint` but the repository has a ct.yaml, what ct lint would say is a notice; without either,
+nothing is linted.
+
+Caps (`checks/yaml/`): a file past 1 MiB is not linted, a notice (`MAX_LINT_BYTES`; yamllint reads
+~170 KB a second); a lint config or schema past 64 KiB is not read (`MAX_CONF_BYTES`), nor
+`extends:` more than 4 deep (`MAX_EXTENDS`); at most 25 findings a file, the rest one line
+(`MAX_FINDINGS_PER_FILE`)."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ real mirror of a real git repository, results published through PyGithub to the 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -407,18 +408,21 @@ def test_a_queued_job_cannot_choose_where_the_token_is_sent(
     assert configs and not any(str(decoy.path) in text for text in configs)
 
 
-def test_stopping_the_app_leaves_no_render_process(
+def test_stopping_the_app_leaves_no_render_process_or_thread(
     github: FakeGitHub, scenario: Scenario, tmp_path: Path
 ) -> None:
     with running_app(app_settings(github, tmp_path / "data")) as running:
         _open(running, scenario)
         wait_for(lambda: _reviewed(github, scenario.head), what="the review published")
-        (release,) = running.process.queue.on_close
+        release, end_threads = running.process.queue.on_close  # its renderer's, its resources'
         pids = release.__self__.pids()  # type: ignore[attr-defined]  # the worker's render pool
         assert pids
+        pools = end_threads.__self__.pools  # type: ignore[attr-defined]
+        prefixes = tuple(f"{p.prefix}_" for p in pools.all())  # a pool names its threads so
     for pid in pids:  # closed with the App, not left for the interpreter's exit
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(prefixes)]
 
 
 def test_check_runs_per_check_gives_today_s_run_names_through_the_app(

@@ -117,7 +117,11 @@ def test_inline_comment_body_shows_pr_text_literally() -> None:
 def test_json_stays_raw_data() -> None:
     report = hostile_report()
     # What the engine gives every chart, and the report's schema requires.
-    given = {"capabilities": AssumedCapabilities("v1.29.0", False, ()).to_json(), "diff": NO_DIFF}
+    given = {
+        "capabilities": AssumedCapabilities("v1.29.0", False, ()).to_json(),
+        "diff": NO_DIFF,
+        **REGISTRY.empty_chart_data(),
+    }
     report = replace(report, charts=tuple(replace(c, extra=given) for c in report.charts))
     [finding] = validated(report.to_json())["findings"]
     assert (finding["title"], finding["chart"]) == (f"{MENTIONS} {IMAGE}", CHART)

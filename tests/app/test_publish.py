@@ -276,10 +276,7 @@ def test_a_re_run_edits_the_comment_of_its_line_and_rule_never_posts_it_again() 
 
 
 def test_findings_already_at_base_are_folded_in_the_comment_and_the_check_run() -> None:
-    at_base = [
-        finding("version", Severity.NOTICE, f"old {n}", data={"preexisting": True})
-        for n in range(8)
-    ]
+    at_base = [finding("version", Severity.NOTICE, f"old {n}", preexisting=True) for n in range(8)]
     rep = report(finding(), *at_base)
     comment = summary_comment(rep, SECTIONS, layout=PER_CHECK)
     assert "## ❌ chart-review: 1 failure; 8 already at base\n" in comment

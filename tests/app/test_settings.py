@@ -7,6 +7,7 @@ import ipaddress
 import pytest
 
 from bot.app.settings import GITHUB_MAX_PAYLOAD_BYTES, MAX_BODY_BYTES, Settings, SettingsError
+from bot.render.base import RENDER_WORKERS
 
 
 def test_webhook_max_bytes_defaults_to_five_megabytes_and_can_be_set() -> None:
@@ -48,3 +49,10 @@ def test_a_trusted_proxy_that_is_no_address_is_refused_naming_it() -> None:
         "WEBHOOK_TRUSTED_PROXIES: 'ingress-nginx' is neither an IP address nor a network "
         "(such as 10.0.0.0/8)"
     )
+
+
+def test_render_workers_default_to_the_machines_and_can_be_set() -> None:
+    assert Settings.from_env({}).render_workers == RENDER_WORKERS
+    assert Settings.from_env({"RENDER_WORKERS": "3"}).render_workers == 3
+    with pytest.raises(SettingsError, match="RENDER_WORKERS must be positive, got 0"):
+        Settings.from_env({"RENDER_WORKERS": "0"})

@@ -185,8 +185,8 @@ def test_a_reference_the_pr_only_reformatted_is_folded_not_failed(tmp_path: Path
     g = chart_repo(tmp_path / "r").write("CHANGELOG.md", old).commit("changelog").branch("pr")
     g.write("CHANGELOG.md", old.replace("* ", "- ") + "\n- See `SIDECARS` section in README.md.\n")
     findings = run(make_ctx(g.commit("bullets, and one new entry")))
-    assert sorted((f.subject, f.severity, f.data.get("preexisting")) for f in findings) == [
-        ("SIDECARS", Severity.FAILURE, None),  # the PR's own reference still fails
+    assert sorted((f.subject, f.severity, f.preexisting) for f in findings) == [
+        ("SIDECARS", Severity.FAILURE, False),  # the PR's own reference still fails
         ("k8saudit", Severity.NOTICE, True),
     ]
 

@@ -183,7 +183,7 @@ def test_a_link_already_broken_at_base_is_a_preexisting_notice(tmp_path: Path, m
     g.write("docs/faq.md", "# FAQ\n\nSee [x](guide.md#nowhere).\n").commit("init").branch("pr")
     g.write("docs/faq.md", "# FAQ\n\nSee [x](guide.md#nowhere), please.\n")
     finding = only(run(make_ctx(g.commit("edit"))))
-    assert (finding.rule, finding.severity, finding.data["preexisting"]) == (
+    assert (finding.rule, finding.severity, finding.preexisting) == (
         "anchor-missing",
         Severity.NOTICE,
         True,

@@ -11,13 +11,14 @@ import pytest
 
 from bot.git.repo import GitRepo
 from bot.git.tree import GitTree
-from bot.lru import BoundedCache, clear_all
+from bot.lru import BoundedCache
 from checks.headings.check import review, run
 from checks.headings.files import heading_pattern
 from checks.headings.index import READ_BATCH, TreeIndex, build_index, tree_index
 from tests.checks import test_headings
 from tests.checks.test_headings import only
 from tests.support.gitbuilder import GitBuilder
+from tests.support.memos import ColdMemos
 from tests.support.qos import DictTree
 
 # The real-git context of tests/checks/test_headings.py, shared.
@@ -95,21 +96,25 @@ def test_an_index_names_every_file_the_checks_prefilters_accept() -> None:
     assert index.may_quote(["配置 說明"]) == set(files)  # no ASCII word to narrow by
 
 
-def test_a_diff_that_misses_an_added_file_is_not_trusted(tmp_path: Path) -> None:
+def test_a_diff_that_misses_an_added_file_is_not_trusted(
+    tmp_path: Path, cold_memos: ColdMemos
+) -> None:
     g = docs_repo(tmp_path / "r").branch("pr")
     g.write("docs/new.md", "See [guide](guide.md#install).\n").commit("add")
     repo = GitRepo(g.path)
     base, head = repo.tree(g.sha("develop")), repo.tree(g.sha("pr"))
-    clear_all()
+    cold_memos()
     tree_index(base)
     assert "docs/new.md" in tree_index(head, base, ()).may_link(["install"])
     repo.close()
 
 
-def test_an_index_is_kept_by_tree_id_for_the_next_review(tmp_path: Path) -> None:
+def test_an_index_is_kept_by_tree_id_for_the_next_review(
+    tmp_path: Path, cold_memos: ColdMemos
+) -> None:
     g = docs_repo(tmp_path / "r")
     first, second = GitRepo(g.path), GitRepo(g.path)
-    clear_all()
+    cold_memos()
     kept = tree_index(first.tree(g.sha()))
     assert tree_index(second.tree(g.sha())) is kept
     first.close()
@@ -167,11 +172,11 @@ def test_a_tree_that_reads_many_files_at_once_is_indexed_in_batches() -> None:
 
 
 def test_a_removed_quoted_heading_fails_with_a_cold_or_a_kept_index(
-    tmp_path: Path, make_ctx
+    tmp_path: Path, make_ctx, cold_memos: ColdMemos
 ) -> None:
     g = docs_repo(tmp_path / "r").branch("pr")
     g.write("job.yaml", JOB.replace(HEADING, "ROLL BACK SLOWLY")).commit("reword")
-    clear_all()
+    cold_memos()
     cold = run(make_ctx(g))
     warm = run(make_ctx(g))
     assert cold == warm
@@ -183,7 +188,7 @@ def test_a_removed_quoted_heading_fails_with_a_cold_or_a_kept_index(
 
 
 def test_a_second_pr_on_the_same_develop_still_finds_old_referrers(
-    tmp_path: Path, make_ctx
+    tmp_path: Path, make_ctx, cold_memos: ColdMemos
 ) -> None:
     """The second PR's head is indexed from develop's kept index: the files it does not touch are
     taken from there, and still found."""
@@ -191,7 +196,7 @@ def test_a_second_pr_on_the_same_develop_still_finds_old_referrers(
     g.write("job.yaml", JOB.replace(HEADING, "ROLL BACK")).commit("one")
     g.checkout("develop").branch("pr")
     g.write("docs/guide.md", GUIDE.replace("## Install", "## Installing")).commit("retitle")
-    clear_all()
+    cold_memos()
     assert only(run(make_ctx(g, head="first"))).rule == "removed-still-quoted"
     outcome = review(make_ctx(g, head="pr"))
     finding = only(list(outcome.findings))
@@ -202,7 +207,7 @@ def test_a_second_pr_on_the_same_develop_still_finds_old_referrers(
 
 
 def test_a_tree_with_no_index_beside_it_is_indexed_from_its_repositorys_last(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cold_memos: ColdMemos
 ) -> None:
     """A replay's next base, develop after a few merges: the repository's last index and the paths
     git says differ make it, reading those files alone, equal to one built from scratch."""
@@ -213,7 +218,7 @@ def test_a_tree_with_no_index_beside_it_is_indexed_from_its_repositorys_last(
     g.write("docs/data.txt", "x\0y").commit("two")
     g.write("docs/new.md", "# New\n\nSee [guide](guide.md#install).\n").commit("three")
     repo = GitRepo(g.path)
-    clear_all()
+    cold_memos()
     kept: BoundedCache[str, TreeIndex] = BoundedCache(100_000, lambda i: i.weight)
     tree_index(repo.tree(first), kept=kept)
     read: list[str] = []

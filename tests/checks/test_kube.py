@@ -148,7 +148,6 @@ def test_a_string_replicas_and_an_unknown_container_field_fail_on_their_lines(
                 "container": None,
                 "detail": "spec.replicas: is the string '2', where Kubernetes takes an integer",
                 "profiles": ["aks"],
-                "preexisting": False,
                 "field": "spec.replicas",
                 "problem": "is the string '2', where Kubernetes takes an integer",
                 "schema": "the API of Kubernetes 1.30",
@@ -175,7 +174,6 @@ def test_a_string_replicas_and_an_unknown_container_field_fail_on_their_lines(
                 "detail": "spec.template.spec.containers[web].bogus: is not a field Kubernetes "
                 "knows here",
                 "profiles": ["aks", "eks"],
-                "preexisting": False,
                 "field": "spec.template.spec.containers[web].bogus",
                 "problem": "is not a field Kubernetes knows here",
                 "schema": "the API of Kubernetes 1.30",
@@ -200,7 +198,6 @@ def test_a_string_replicas_and_an_unknown_container_field_fail_on_their_lines(
                 "container": None,
                 "detail": "spec.replicas: is the string '5', where Kubernetes takes an integer",
                 "profiles": ["eks"],
-                "preexisting": False,
                 "field": "spec.replicas",
                 "problem": "is the string '5', where Kubernetes takes an integer",
                 "schema": "the API of Kubernetes 1.30",
@@ -214,7 +211,7 @@ def test_what_the_base_renders_too_is_folded(tmp_path: Path) -> None:
     base = web(extra="bogus: 1")
     head = web(extra="bogus: 1\n              imagePullPolicy: Always")
     [found] = review_pr(tmp_path, base, head, "kube", AT_1_30)
-    assert (found.severity, found.rule, found.data["field"], found.data["preexisting"]) == (
+    assert (found.severity, found.rule, found.data["field"], found.preexisting) == (
         Severity.NOTICE,
         "unknown-field",
         "spec.template.spec.containers[web].bogus",

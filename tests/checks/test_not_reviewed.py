@@ -139,7 +139,7 @@ def test_another_missing_dependency_at_head_is_still_not_the_prs_doing(tmp_path:
     report = review(g)
     render = [f for f in report.findings if f.check == "render" and f.rule != "not-reviewed"]
     assert {f.rule for f in render} == {"fails-both"}
-    assert all(f.severity is Severity.NOTICE and f.data.get("preexisting") for f in render)
+    assert all(f.severity is Severity.NOTICE and f.preexisting for f in render)
 
 
 REQUIRES_CLUSTER = (

@@ -1,10 +1,14 @@
-"""The probes check: probes that cannot succeed, probes the config forbids, and probe changes."""
+"""The probes check: probes that cannot succeed, probes the config forbids, and probe changes.
+
+The first test reviews its PR end to end (git, Helm, the engine); the others run the check on a
+context built from the same files (tests/support/check_context.py), in milliseconds."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from bot.model.report import Finding, Origin, Severity
+from tests.support.check_context import review_files
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 JM = "Deployment/default/release-jobs-manager"
@@ -87,7 +91,6 @@ def test_a_probe_on_a_port_name_no_container_declares_fails(tmp_path: Path) -> N
                 "container": "jobs-manager",
                 "detail": "readiness port web",
                 "profiles": ["aks", "eks"],
-                "preexisting": False,
                 "probe": "readiness",
                 "port": "web",
             },
@@ -95,14 +98,14 @@ def test_a_probe_on_a_port_name_no_container_declares_fails(tmp_path: Path) -> N
     ]
 
 
-def test_a_named_probe_port_matching_a_named_container_port_is_fine(tmp_path: Path) -> None:
-    assert review_pr(tmp_path, files(readiness=NO_PROBE), files(), "probes") == []
+def test_a_named_probe_port_matching_a_named_container_port_is_fine() -> None:
+    assert review_files(files(readiness=NO_PROBE), files(), "probes") == []
 
 
-def test_a_numeric_probe_port_no_container_port_declares_is_a_notice(tmp_path: Path) -> None:
+def test_a_numeric_probe_port_no_container_port_declares_is_a_notice() -> None:
     # Kubernetes does not require it: an OpenTelemetry collector's health check on 13133 works.
     head = files(readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}")
-    found = review_pr(tmp_path, files(readiness=NO_PROBE), head, "probes")
+    found = review_files(files(readiness=NO_PROBE), head, "probes")
     # the grpc probe on 8080 is fine
     assert [(f.severity, f.rule, f.data["detail"], f.line) for f in found] == [
         (
@@ -114,11 +117,11 @@ def test_a_numeric_probe_port_no_container_port_declares_is_a_notice(tmp_path: P
     ]
 
 
-def test_a_probe_moved_off_its_declared_port_to_an_undeclared_number_warns(tmp_path: Path) -> None:
+def test_a_probe_moved_off_its_declared_port_to_an_undeclared_number_warns() -> None:
     """Issue 38: a PR moves a probe from the port its container declares to a number none declares;
     Kubernetes accepts it (not a failure), but it is likelier a slip than a listener."""
     head = files(readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}")
-    found = review_pr(tmp_path, files(readiness="tcpSocket: {port: 8080}"), head, "probes")
+    found = review_files(files(readiness="tcpSocket: {port: 8080}"), head, "probes")
     # the port change needs no notice beside this one
     [moved] = found
     assert (moved.severity, moved.rule, moved.data["detail"], moved.data["was"], moved.line) == (
@@ -139,14 +142,14 @@ def test_a_probe_moved_off_its_declared_port_to_an_undeclared_number_warns(tmp_p
     again = files(
         readiness="tcpSocket: {port: 9090}", extra="livenessProbe: {grpc: {port: 8080}}", env=env
     )
-    [kept] = review_pr(tmp_path / "again", head, again, "probes")
+    [kept] = review_files(head, again, "probes")
     assert (kept.severity, kept.rule) == (Severity.NOTICE, "probe-port-undeclared")
-    assert kept.data["preexisting"] is True
+    assert kept.preexisting is True
 
 
-def test_a_named_probe_port_no_container_port_carries_fails(tmp_path: Path) -> None:
+def test_a_named_probe_port_no_container_port_carries_fails() -> None:
     head = files(readiness="httpGet: {path: /healthz, port: metrics}")
-    (found,) = review_pr(tmp_path, files(readiness="tcpSocket: {port: http}"), head, "probes")
+    (found,) = review_files(files(readiness="tcpSocket: {port: http}"), head, "probes")
     assert (found.severity, found.rule, found.data["detail"], found.line) == (
         Severity.FAILURE,
         "probe-port",
@@ -156,10 +159,10 @@ def test_a_named_probe_port_no_container_port_carries_fails(tmp_path: Path) -> N
     assert "readiness probe port metrics is not a containerPort" in found.title
 
 
-def test_an_env_port_the_probe_ignores_warns(tmp_path: Path) -> None:
+def test_an_env_port_the_probe_ignores_warns() -> None:
     env = '- name: INGESTION_HTTP_PORT\n                  value: "9090"'
     head = files(env=env)
-    (found,) = review_pr(tmp_path, files(), head, "probes")
+    (found,) = review_files(files(), head, "probes")
     assert (found.severity, found.rule, found.subject, found.line, found.profile) == (
         Severity.WARNING,
         "env-port",
@@ -174,14 +177,14 @@ def test_an_env_port_the_probe_ignores_warns(tmp_path: Path) -> None:
     )
 
 
-def test_an_env_port_that_is_declared_and_probed_is_fine(tmp_path: Path) -> None:
+def test_an_env_port_that_is_declared_and_probed_is_fine() -> None:
     env = '- name: INGESTION_HTTP_PORT\n                  value: "9090"'
-    assert review_pr(tmp_path, files(), files(env=env, port="9090"), "probes") == []
+    assert review_files(files(), files(env=env, port="9090"), "probes") == []
 
 
-def test_adding_a_forbidden_probe_kind_fails(tmp_path: Path) -> None:
+def test_adding_a_forbidden_probe_kind_fails() -> None:
     head = files(extra="livenessProbe:\n                httpGet: {path: /healthz, port: http}")
-    (found,) = review_pr(tmp_path, files(), head, "probes", FORBID)
+    (found,) = review_files(files(), head, "probes", FORBID)
     assert (found.severity, found.rule, found.title, found.line) == (
         Severity.FAILURE,
         "forbidden-probe",
@@ -194,16 +197,16 @@ def test_adding_a_forbidden_probe_kind_fails(tmp_path: Path) -> None:
     )
 
 
-def test_a_permitted_probe_kind_is_fine(tmp_path: Path) -> None:
+def test_a_permitted_probe_kind_is_fine() -> None:
     base = files(readiness="tcpSocket: {port: http}")
-    assert review_pr(tmp_path, base, base, "probes", FORBID) == []
+    assert review_files(base, base, "probes", FORBID) == []
 
 
-def test_a_forbidden_probe_present_at_base_is_one_notice(tmp_path: Path) -> None:
+def test_a_forbidden_probe_present_at_base_is_one_notice() -> None:
     base = files(extra="startupProbe: {tcpSocket: {port: http}}")
     head = files(extra="startupProbe: {tcpSocket: {port: http}, failureThreshold: 30}")
-    (found,) = review_pr(tmp_path, base, head, "probes", FORBID)
-    assert (found.severity, found.rule, found.profile, found.data["preexisting"]) == (
+    (found,) = review_files(base, head, "probes", FORBID)
+    assert (found.severity, found.rule, found.profile, found.preexisting) == (
         Severity.NOTICE,
         "forbidden-probe",
         "aks, eks",
@@ -211,10 +214,10 @@ def test_a_forbidden_probe_present_at_base_is_one_notice(tmp_path: Path) -> None
     )
 
 
-def test_a_probe_switched_from_tcp_to_http_is_a_notice_listing_the_change(tmp_path: Path) -> None:
+def test_a_probe_switched_from_tcp_to_http_is_a_notice_listing_the_change() -> None:
     base = files(readiness="tcpSocket: {port: 8080}\n                timeoutSeconds: 1")
     head = files(readiness=HTTP + "\n                timeoutSeconds: 5")
-    (found,) = review_pr(tmp_path, base, head, "probes")
+    (found,) = review_files(base, head, "probes")
     assert (found.severity, found.rule, found.line) == (
         Severity.NOTICE,
         "probe-changed",
@@ -226,22 +229,18 @@ def test_a_probe_switched_from_tcp_to_http_is_a_notice_listing_the_change(tmp_pa
     )
 
 
-def test_an_unchanged_probe_says_nothing(tmp_path: Path) -> None:
-    assert (
-        review_pr(tmp_path, files(), files(env="- {name: LOG_LEVEL, value: debug}"), "probes") == []
-    )
+def test_an_unchanged_probe_says_nothing() -> None:
+    assert review_files(files(), files(env="- {name: LOG_LEVEL, value: debug}"), "probes") == []
 
 
-def test_a_numeric_probe_port_on_a_container_declaring_no_ports_is_left_alone(
-    tmp_path: Path,
-) -> None:
+def test_a_numeric_probe_port_on_a_container_declaring_no_ports_is_left_alone() -> None:
     # containerPort is informational: without any, nothing says the app does not listen there
     sidecar = "image: example/sidecar:1"
     probe = "\n          readinessProbe: {tcpSocket: {port: 15020}}"
-    for name, ports in (("none", ""), ("declared", "\n          ports: [{containerPort: 80}]")):
+    for ports in ("", "\n          ports: [{containerPort: 80}]"):
         head = files()
         head[TEMPLATE] = head[TEMPLATE].replace(sidecar, sidecar + ports + probe)
-        found = review_pr(tmp_path / name, files(), head, "probes")
+        found = review_files(files(), head, "probes")
         # the same probe beside a declared port that is not it: the check does look there
         expected = [("probe-port-undeclared", "readiness port 15020")] if ports else []
         assert [(f.rule, f.data["detail"]) for f in found] == expected

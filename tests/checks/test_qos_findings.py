@@ -169,7 +169,6 @@ def test_quota_gap_on_an_init_container_names_every_missing_field() -> None:
         "fields": ["limits.memory", "requests.cpu"],
         "new": ["limits.memory", "requests.cpu"],
         "quotas": ["compute"],
-        "preexisting": False,
     }
 
 

@@ -1,5 +1,9 @@
 """The selectors check: Services, budgets, policies, workloads and kubectl scripts that select
-nothing; and Services that start publishing pods that are not Ready."""
+nothing; and Services that start publishing pods that are not Ready.
+
+Two PRs are reviewed end to end (git, Helm, the engine), one of them a subchart's pods that only
+Helm renders; the other cases run the check on a context from the same files
+(tests/support/check_context.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from checks.selectors.labels import (
     selected,
 )
 from checks.selectors.scripts import POD, kubectl_selectors
+from tests.support.check_context import review_files
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 DEPLOYMENT = """\
@@ -91,7 +96,6 @@ def test_a_service_selecting_no_pod_fails_and_names_what_the_pods_carry(tmp_path
                 "container": None,
                 "detail": "spec.selector app=jobs-manager",
                 "profiles": ["aks", "eks"],
-                "preexisting": False,
                 "selector": "app=jobs-manager",
                 "hints": ["pods of Deployment release-jobs-manager carry app=manager"],
             },
@@ -99,8 +103,8 @@ def test_a_service_selecting_no_pod_fails_and_names_what_the_pods_carry(tmp_path
     ]
 
 
-def test_a_service_selecting_its_pods_is_fine(tmp_path: Path) -> None:
-    assert review_pr(tmp_path, files(app="jobs-manager"), files(), "selectors") == []
+def test_a_service_selecting_its_pods_is_fine() -> None:
+    assert review_files(files(app="jobs-manager"), files(), "selectors") == []
 
 
 STATEFULSET = """\
@@ -152,7 +156,7 @@ PER_POD = """\
     """
 
 
-def test_labels_controllers_add_to_their_pods_are_selected(tmp_path: Path) -> None:
+def test_labels_controllers_add_to_their_pods_are_selected() -> None:
     """Found on a public repository (issue 38): a Service per StatefulSet pod, selecting it by the
     `statefulset.kubernetes.io/pod-name` its controller gives it, was said to select nothing. A
     Job's pods carry `job-name`; a label only the running controller gives a value (a template
@@ -168,8 +172,7 @@ def test_labels_controllers_add_to_their_pods_are_selected(tmp_path: Path) -> No
     }
     head = chart(templates, {"aks": "{}\n"})
     assert (
-        review_pr(
-            tmp_path / "a",
+        review_files(
             chart({"statefulset.yaml": STATEFULSET}, {"aks": "{}\n"}),
             head,
             "selectors",
@@ -178,8 +181,8 @@ def test_labels_controllers_add_to_their_pods_are_selected(tmp_path: Path) -> No
     )
     # An ordinal past the replicas is no pod.
     head = chart({**templates, "per-pod-2.yaml": PER_POD % {"ordinal": "2"}}, {"aks": "{}\n"})
-    [found] = review_pr(
-        tmp_path / "b", chart({"statefulset.yaml": STATEFULSET}, {"aks": "{}\n"}), head, "selectors"
+    [found] = review_files(
+        chart({"statefulset.yaml": STATEFULSET}, {"aks": "{}\n"}), head, "selectors"
     )
     assert (found.rule, found.subject) == ("selects-nothing", "Service/default/release-ingester-2")
     assert (
@@ -225,10 +228,10 @@ def policies(op: str = "In", pod_selector: str = "{}") -> dict[str, str]:
     return {"policies.yaml": POLICIES % {"op": op, "pod_selector": pod_selector}}
 
 
-def test_a_budget_and_a_policy_selecting_nothing_fail(tmp_path: Path) -> None:
+def test_a_budget_and_a_policy_selecting_nothing_fail() -> None:
     component = "matchLabels:\n          app.kubernetes.io/component: worker"
     head = files(**policies(op="NotIn", pod_selector=component))
-    found = review_pr(tmp_path, files(**policies()), head, "selectors")
+    found = review_files(files(**policies()), head, "selectors")
     path = template("policies.yaml")
     assert [(f.severity, f.rule, f.subject, f.line, f.data["hints"]) for f in found] == [
         (
@@ -248,13 +251,13 @@ def test_a_budget_and_a_policy_selecting_nothing_fail(tmp_path: Path) -> None:
     ]
 
 
-def test_an_empty_pod_selector_and_matching_expressions_are_fine(tmp_path: Path) -> None:
-    assert review_pr(tmp_path, files(), files(**policies()), "selectors") == []
+def test_an_empty_pod_selector_and_matching_expressions_are_fine() -> None:
+    assert review_files(files(), files(**policies()), "selectors") == []
 
 
-def test_a_workload_whose_selector_misses_its_own_template_fails(tmp_path: Path) -> None:
+def test_a_workload_whose_selector_misses_its_own_template_fails() -> None:
     head = files(selector="jobs-manager")
-    (found,) = review_pr(tmp_path, files(), head, "selectors")
+    (found,) = review_files(files(), head, "selectors")
     assert (found.severity, found.rule, found.subject, found.line) == (
         Severity.FAILURE,
         "selects-nothing",
@@ -297,11 +300,11 @@ CLEANUP = """\
     """
 
 
-def test_a_script_selector_matching_no_pod_warns_naming_their_labels(tmp_path: Path) -> None:
+def test_a_script_selector_matching_no_pod_warns_naming_their_labels() -> None:
     head = files(
         **{"script.yaml": SCRIPT % {"selector": "app=manager,app.kubernetes.io/component=worker"}}
     )
-    (found,) = review_pr(tmp_path, files(), head, "selectors")
+    (found,) = review_files(files(), head, "selectors")
     assert (found.severity, found.rule, found.subject, found.line) == (
         Severity.WARNING,
         "script-selector",
@@ -318,27 +321,27 @@ def test_a_script_selector_matching_no_pod_warns_naming_their_labels(tmp_path: P
     )
 
 
-def test_a_script_selector_matching_pods_is_fine(tmp_path: Path) -> None:
+def test_a_script_selector_matching_pods_is_fine() -> None:
     head = files(**{"script.yaml": SCRIPT % {"selector": "app=manager,tier=backend"}})
-    assert review_pr(tmp_path, files(), head, "selectors") == []
+    assert review_files(files(), head, "selectors") == []
 
 
-def test_a_cronjob_selecting_deployments_by_their_own_labels(tmp_path: Path) -> None:
+def test_a_cronjob_selecting_deployments_by_their_own_labels() -> None:
     wrong = files(**{"cleanup.yaml": CLEANUP % {"selector": "app.kubernetes.io/name=jobs"}})
     right = files(**{"cleanup.yaml": CLEANUP % {"selector": "app.kubernetes.io/name=jobs-manager"}})
-    (found,) = review_pr(tmp_path, files(), wrong, "selectors")
+    (found,) = review_files(files(), wrong, "selectors")
     assert (found.severity, found.subject, found.data["container"], found.data["hints"]) == (
         Severity.WARNING,
         "CronJob/default/cleanup",
         "container cleanup",
         ["Deployment release-jobs-manager carries app.kubernetes.io/name=jobs-manager"],
     )
-    assert review_pr(tmp_path / "fixed", files(), right, "selectors") == []
+    assert review_files(files(), right, "selectors") == []
 
 
-def test_publish_not_ready_addresses_turned_on_is_a_notice(tmp_path: Path) -> None:
+def test_publish_not_ready_addresses_turned_on_is_a_notice() -> None:
     head = files(extra="publishNotReadyAddresses: true")
-    (found,) = review_pr(tmp_path, files(), head, "selectors")
+    (found,) = review_files(files(), head, "selectors")
     assert (found.severity, found.rule, found.subject, found.profile, found.line) == (
         Severity.NOTICE,
         "publish-not-ready",
@@ -346,7 +349,7 @@ def test_publish_not_ready_addresses_turned_on_is_a_notice(tmp_path: Path) -> No
         "aks, eks",
         line_of(head, template("service.yaml"), "publishNotReadyAddresses"),
     )
-    assert review_pr(tmp_path / "again", head, head, "selectors") == []
+    assert review_files(head, head, "selectors") == []
 
 
 @pytest.mark.parametrize(

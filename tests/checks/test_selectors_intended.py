@@ -1,5 +1,8 @@
 """A kubectl selector in a rendered script that selects nothing: the warning names the labels the
-pods it most plausibly meant do carry, and points at the head template's line that writes it."""
+pods it most plausibly meant do carry, and points at the head template's line that writes it.
+
+The first PR is reviewed end to end; the others on a context from the same files
+(tests/support/check_context.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from bot.model.report import Severity
 from checks.selectors.intended import intended
 from checks.selectors.labels import Pod, parse_selector
 from tests.checks.test_selectors import DEPLOYMENT
+from tests.support.check_context import review_files
 from tests.support.pr_review import chart, line_of, review_pr, template
 
 SELECTOR = "app.kubernetes.io/component=jobs-manager"
@@ -110,24 +114,24 @@ def test_labels_the_other_pods_share_come_after_those_that_tell_them_apart() -> 
     assert meant is not None and list(meant.labels.items()) == [("app", "m"), ("tier", "backend")]
 
 
-def test_a_selector_like_no_pod_guesses_nothing(tmp_path: Path) -> None:
+def test_a_selector_like_no_pod_guesses_nothing() -> None:
     head = files(selector="app.kubernetes.io/component=scheduler")
-    (found,) = review_pr(tmp_path, files(selector="app=manager"), head, "selectors")
+    (found,) = review_files(files(selector="app=manager"), head, "selectors")
     assert found.data["intended"] is None
     assert "plausibly" not in found.message
     assert "no pod carries app.kubernetes.io/component. The command would act" in found.message
 
 
-def test_two_pods_as_plausible_guess_nothing(tmp_path: Path) -> None:
+def test_two_pods_as_plausible_guess_nothing() -> None:
     """`tier=backend,app=worker`: both Deployments' pods meet `tier=backend` alike."""
     head = files(selector="tier=backend,app=worker")
-    (found,) = review_pr(tmp_path, files(selector="app=manager"), head, "selectors")
+    (found,) = review_files(files(selector="app=manager"), head, "selectors")
     assert found.data["intended"] is None and "plausibly" not in found.message
 
 
-def test_the_script_never_means_its_own_pods_and_an_argv_selector_is_found(tmp_path: Path) -> None:
+def test_the_script_never_means_its_own_pods_and_an_argv_selector_is_found() -> None:
     head = files(selector="app=manager", **{"restart.yaml": RESTART % {"selector": SELECTOR}})
-    (found,) = review_pr(tmp_path, files(selector="app=manager"), head, "selectors")
+    (found,) = review_files(files(selector="app=manager"), head, "selectors")
     assert (found.subject, found.line) == (
         "CronJob/default/restart-jobs-manager",
         line_of(head, template("restart.yaml"), SELECTOR),  # `- "<selector>"` in the args list
@@ -135,11 +139,11 @@ def test_the_script_never_means_its_own_pods_and_an_argv_selector_is_found(tmp_p
     assert found.data["intended"]["object"] == "Deployment/default/release-jobs-manager"
 
 
-def test_a_selector_already_wrong_at_base_points_at_its_head_line(tmp_path: Path) -> None:
+def test_a_selector_already_wrong_at_base_points_at_its_head_line() -> None:
     base = files()
     moved = REPORT.replace("#!/bin/sh\n", "#!/bin/sh\n        # how to find the stuck jobs\n")
     head = files(**{"report.yaml": moved % {"selector": SELECTOR}})
-    (found,) = review_pr(tmp_path, base, head, "selectors")
+    (found,) = review_files(base, head, "selectors")
     assert (found.severity, found.preexisting) == (Severity.NOTICE, True)
     line = line_of(head, template("report.yaml"), SELECTOR)
     assert found.line == line == line_of(base, template("report.yaml"), SELECTOR) + 1

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.model.report import Finding, Severity
+from bot.model.report import Finding, Severity, Suggestion
 from bot.model.yaml.loader import LOADER
 from checks.uid.profiles import _parse_defaults, may_hold_openshift, openshift_flags
 from tests.support.pr_review import chart, line_of, review_pr, template
@@ -90,7 +90,7 @@ def test_a_container_pinning_runasuser_on_a_marked_profile_fails(tmp_path: Path)
     found = review_pr(tmp_path, files(), head, "uid", MARKED)
     pinned = line_of(head, template("web.yaml"), "runAsUser: 1000")
     # The line's removal is offered, verified by a render of the patched head on oc.
-    remove = {"path": template("web.yaml"), "start_line": pinned, "line": pinned, "replacement": ""}
+    remove = Suggestion(template("web.yaml"), pinned, pinned, "", verified_on=("oc",))
     assert found == [
         Finding(
             check="uid",
@@ -107,12 +107,11 @@ def test_a_container_pinning_runasuser_on_a_marked_profile_fails(tmp_path: Path)
                 "container": "web",
                 "detail": "runAsUser",
                 "profiles": ["oc"],
-                "preexisting": False,
                 "run_as_user": 1000,
                 "reason": WHY_MARKED,
                 "scc": "restricted-v2",
-                "suggestion": {**remove, "verified_on": ["oc"]},
             },
+            suggestion=remove,
         )
     ]
 

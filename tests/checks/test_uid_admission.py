@@ -1,6 +1,9 @@
 """The uid check models OpenShift's SCC admission: a pinned runAsUser passes when the pod's service
 account may use a rendered SCC (its users or groups, or RBAC granting `use`) whose runAsUser
-strategy admits the UID; otherwise restricted-v2 applies and the pin fails admission."""
+strategy admits the UID; otherwise restricted-v2 applies and the pin fails admission.
+
+The cases run the check on contexts from the chart's files (tests/support/check_context.py); the
+explanation, which only the engine gathers, is reviewed end to end."""
 
 from __future__ import annotations
 
@@ -12,8 +15,9 @@ from bot.model.report import Severity
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
+from tests.support.check_context import review_files
 from tests.support.gitbuilder import GitBuilder
-from tests.support.pr_review import chart, line_of, review_pr, template
+from tests.support.pr_review import chart, line_of, template
 
 WEB = "Deployment/default/release-web"
 SA = "system:serviceaccount:{{ .Release.Namespace }}:web"
@@ -104,10 +108,10 @@ def files(web: str = "", sidecar: str = "privileged: false", **templates: str) -
     return chart({"web.yaml": deployment, **templates})
 
 
-def pinned(tmp_path: Path, uid: str = "1000", **templates: str) -> list[tuple[Severity, str]]:
+def pinned(uid: str = "1000", **templates: str) -> list[tuple[Severity, str]]:
     """The uid findings of a PR that pins the web container's runAsUser to `uid`."""
     head = files(f"runAsUser: {uid}", **templates)
-    found = review_pr(tmp_path, files(**templates), head, "uid")
+    found = review_files(files(**templates), head, "uid")
     return [(f.severity, f.message) for f in found]
 
 
@@ -122,81 +126,81 @@ def refused(uid: int, refusals: str, together: str = "") -> str:
     )
 
 
-def test_an_scc_whose_users_name_the_service_account_admits_the_pin(tmp_path: Path) -> None:
-    assert pinned(tmp_path, **{"scc.yaml": scc(users=f"[{SA!r}]")}) == []
+def test_an_scc_whose_users_name_the_service_account_admits_the_pin() -> None:
+    assert pinned(**{"scc.yaml": scc(users=f"[{SA!r}]")}) == []
 
 
-def test_an_scc_granted_through_a_role_and_role_binding_admits_the_pin(tmp_path: Path) -> None:
+def test_an_scc_granted_through_a_role_and_role_binding_admits_the_pin() -> None:
     templates = {"scc.yaml": scc(), "role.yaml": role(), "binding.yaml": binding()}
-    assert pinned(tmp_path, **templates) == []
+    assert pinned(**templates) == []
 
 
-def test_a_group_of_the_namespace_s_service_accounts_admits_the_pin(tmp_path: Path) -> None:
+def test_a_group_of_the_namespace_s_service_accounts_admits_the_pin() -> None:
     groups = "['system:serviceaccounts:{{ .Release.Namespace }}']"
-    assert pinned(tmp_path, **{"scc.yaml": scc(groups=groups)}) == []
+    assert pinned(**{"scc.yaml": scc(groups=groups)}) == []
 
 
-def test_a_binding_to_openshift_s_anyuid_cluster_role_admits_the_pin(tmp_path: Path) -> None:
+def test_a_binding_to_openshift_s_anyuid_cluster_role_admits_the_pin() -> None:
     bound = binding(role="ClusterRole", role_name="system:openshift:scc:anyuid")
-    assert pinned(tmp_path, **{"scc.yaml": scc(), "binding.yaml": bound}) == []
+    assert pinned(**{"scc.yaml": scc(), "binding.yaml": bound}) == []
 
 
-def test_an_scc_rendered_but_not_granted_to_the_service_account_fails(tmp_path: Path) -> None:
+def test_an_scc_rendered_but_not_granted_to_the_service_account_fails() -> None:
     other = "['system:serviceaccount:{{ .Release.Namespace }}:other']"
-    assert pinned(tmp_path, **{"scc.yaml": scc(users=other)}) == [
+    assert pinned(**{"scc.yaml": scc(users=other)}) == [
         (Severity.FAILURE, refused(1000, "SCC release-scc is not granted to it"))
     ]
 
 
-def test_a_cluster_role_naming_another_scc_grants_nothing_here(tmp_path: Path) -> None:
+def test_a_cluster_role_naming_another_scc_grants_nothing_here() -> None:
     templates = {
         "scc.yaml": scc(),
         "role.yaml": role("ClusterRole", "resourceNames: [someone-elses-scc]"),
         "binding.yaml": binding("ClusterRoleBinding", "ClusterRole"),
     }
-    assert pinned(tmp_path, **templates) == [
+    assert pinned(**templates) == [
         (Severity.FAILURE, refused(1000, "SCC release-scc is not granted to it"))
     ]
 
 
-def test_a_role_binding_in_another_namespace_grants_nothing_here(tmp_path: Path) -> None:
+def test_a_role_binding_in_another_namespace_grants_nothing_here() -> None:
     templates = {
         "scc.yaml": scc(),
         "role.yaml": role("ClusterRole"),
         "binding.yaml": binding(role="ClusterRole", namespace="namespace: elsewhere"),
     }
-    assert pinned(tmp_path, **templates) == [
+    assert pinned(**templates) == [
         (Severity.FAILURE, refused(1000, "SCC release-scc is not granted to it"))
     ]
 
 
-def test_must_run_as_another_uid_does_not_admit_the_pin(tmp_path: Path) -> None:
+def test_must_run_as_another_uid_does_not_admit_the_pin() -> None:
     strategy = "type: MustRunAs\n      uid: 1001"
-    assert pinned(tmp_path, **{"scc.yaml": scc(strategy, users=f"[{SA!r}]")}) == [
+    assert pinned(**{"scc.yaml": scc(strategy, users=f"[{SA!r}]")}) == [
         (Severity.FAILURE, refused(1000, "SCC release-scc admits only UID 1001"))
     ]
 
 
-def test_must_run_as_non_root_does_not_admit_root(tmp_path: Path) -> None:
+def test_must_run_as_non_root_does_not_admit_root() -> None:
     templates = {"scc.yaml": scc("type: MustRunAsNonRoot"), "role.yaml": role()}
     templates["binding.yaml"] = binding()
-    assert pinned(tmp_path, "0", **templates) == [
+    assert pinned("0", **templates) == [
         (Severity.FAILURE, refused(0, "SCC release-scc admits any UID but 0"))
     ]
 
 
-def test_a_uid_range_admits_the_uids_it_holds_only(tmp_path: Path) -> None:
+def test_a_uid_range_admits_the_uids_it_holds_only() -> None:
     strategy = "type: MustRunAsRange\n      uidRangeMin: 1000\n      uidRangeMax: 1999"
     templates = {"scc.yaml": scc(strategy, users=f"[{SA!r}]")}
-    assert pinned(tmp_path / "in", "1999", **templates) == []
-    assert pinned(tmp_path / "out", "2000", **templates) == [
+    assert pinned("1999", **templates) == []
+    assert pinned("2000", **templates) == [
         (Severity.FAILURE, refused(2000, "SCC release-scc admits only UIDs 1000-1999"))
     ]
 
 
-def test_a_range_left_to_the_namespace_admits_no_pin(tmp_path: Path) -> None:
+def test_a_range_left_to_the_namespace_admits_no_pin() -> None:
     templates = {"scc.yaml": scc("type: MustRunAsRange", users=f"[{SA!r}]")}
-    assert pinned(tmp_path, **templates) == [
+    assert pinned(**templates) == [
         (
             Severity.FAILURE,
             refused(1000, "SCC release-scc admits only the namespace's assigned range"),
@@ -204,7 +208,7 @@ def test_a_range_left_to_the_namespace_admits_no_pin(tmp_path: Path) -> None:
     ]
 
 
-def test_one_scc_admits_the_whole_pod_so_clashing_pins_fail_together(tmp_path: Path) -> None:
+def test_one_scc_admits_the_whole_pod_so_clashing_pins_fail_together() -> None:
     """web's 1000 and the sidecar's 1001 each pass some SCC, but no one SCC admits both."""
     second = SCC.replace("-scc", "-other-scc") % {
         "strategy": "type: MustRunAs\n      uid: 1001",
@@ -214,7 +218,7 @@ def test_one_scc_admits_the_whole_pod_so_clashing_pins_fail_together(tmp_path: P
     templates = {"scc.yaml": scc("type: MustRunAs\n      uid: 1000", users=f"[{SA!r}]")}
     templates["other.yaml"] = second
     head = files("runAsUser: 1000", "runAsUser: 1001", **templates)
-    found = review_pr(tmp_path, files(**templates), head, "uid")
+    found = review_files(files(**templates), head, "uid")
     assert [(f.severity, f.data["container"], f.line) for f in found] == [
         (Severity.FAILURE, "web", line_of(head, template("web.yaml"), "runAsUser: 1000")),
         (Severity.FAILURE, "sidecar", line_of(head, template("web.yaml"), "runAsUser: 1001")),
@@ -225,10 +229,10 @@ def test_one_scc_admits_the_whole_pod_so_clashing_pins_fail_together(tmp_path: P
     assert found[0].data["scc"] == "restricted-v2"
 
 
-def test_only_the_pin_no_usable_scc_admits_is_the_culprit(tmp_path: Path) -> None:
+def test_only_the_pin_no_usable_scc_admits_is_the_culprit() -> None:
     templates = {"scc.yaml": scc("type: MustRunAs\n      uid: 1000", users=f"[{SA!r}]")}
     head = files("runAsUser: 1000", "runAsUser: 1001", **templates)
-    (found,) = review_pr(tmp_path, files(**templates), head, "uid")
+    (found,) = review_files(files(**templates), head, "uid")
     assert (found.data["container"], found.data["run_as_user"]) == ("sidecar", 1001)
 
 

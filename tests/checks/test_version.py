@@ -10,10 +10,11 @@ from bot.cli.open_prs import discover_open_prs
 from bot.errors import UsageError
 from bot.git.repo import GitRepo
 from bot.model.chart_files import content_paths, find_charts
-from bot.model.config import Config, VersionConfig
+from bot.model.config import Config
 from bot.model.context import OpenPR
-from bot.model.report import Finding, Severity
+from bot.model.report import Finding, Severity, Suggestion
 from bot.versions.claims import pr_number
+from bot.versions.options import VersionConfig
 from bot.versions.semver import bump_level, next_free_version, parse_version
 from checks.version import CHECK, run
 from tests.support.gitbuilder import GitBuilder
@@ -72,15 +73,12 @@ def test_identical_bump_to_develops_merges_cleanly_and_is_a_failure(scenario: Sc
         "released": "client-1.9.59",
         "since": since,
         "since_pr": 101,
-        # Proposed by the check (the engine verifies it by re-rendering): version and appVersion,
-        # which this repository keeps equal.
-        "suggestion": {
-            "path": "client/Chart.yaml",
-            "start_line": 5,
-            "line": 6,
-            "replacement": 'version: 1.9.61\nappVersion: "1.9.61"\n',
-        },
     }
+    # Proposed by the check (the engine verifies it by re-rendering): version and appVersion,
+    # which this repository keeps equal.
+    assert finding.suggestion == Suggestion(
+        "client/Chart.yaml", 5, 6, 'version: 1.9.61\nappVersion: "1.9.61"\n'
+    )
     assert finding.title == "client: develop is at 1.9.59; take 1.9.61"
     assert finding.message.startswith(f"develop is at 1.9.59 since #101 ({since[:7]})")
     assert "merges *cleanly* because develop made the identical bump" in finding.message
@@ -138,7 +136,8 @@ def test_an_app_version_equal_by_chance_is_not_a_rule(tmp_path: Path) -> None:
     g.checkout("develop").write("client/Chart.yaml", chart_yaml("2.17.1", app="2.17.0"))
     g.commit("client 2.17.1 (#9)")
     taken = only(review(g, "release"), "taken-by-develop")
-    assert taken.data["suggestion"]["replacement"] == "version: 2.17.2\n"
+    assert taken.suggestion is not None
+    assert taken.suggestion.replacement == "version: 2.17.2\n"
 
 
 def test_a_change_develop_already_has_is_no_taken_version(tmp_path: Path) -> None:
@@ -157,7 +156,7 @@ def test_a_change_develop_already_has_is_no_taken_version(tmp_path: Path) -> Non
         f"develop is at 1.22.4 since #1353 ({g.sha('develop')[:7]}) and already has every change "
         "this PR makes to client: merging it changes nothing there"
     )
-    assert "suggestion" not in finding.data
+    assert finding.suggestion is None
     # develop moves on past it: still nothing of the PR's is left to merge.
     g.write("client/README.md", "# client\n\nMore.\n").commit("client: docs (#1360)")
     assert [f.rule for f in review(g, "pr")] == ["already-on-develop"]
@@ -329,7 +328,7 @@ def test_helmignored_files_are_not_content(chart_repo: GitBuilder) -> None:
 def test_configured_ignore_globs(chart_repo: GitBuilder) -> None:
     chart_repo.branch("pr").write("client/examples/a.yaml", "a: 1\n").commit("example")
     assert only(review(chart_repo, "pr"), "missing-bump")
-    config = Config(version=VersionConfig(ignore=["examples/**"]))
+    config = Config(checks={"version": VersionConfig(ignore=["examples/**"])})
     assert review(chart_repo, "pr", config) == []
 
 

@@ -9,9 +9,10 @@ import dataclasses
 from pathlib import Path
 
 from bot.git.repo import GitRepo
-from bot.model.config import Config, VersionConfig
+from bot.model.config import Config
 from bot.model.context import OpenPR
 from bot.model.report import Finding, Severity
+from bot.versions.options import VersionConfig
 from bot.versions.rule import HOW_TO_DECLARE
 from checks.version import run
 from tests.support.gitbuilder import GitBuilder
@@ -141,13 +142,15 @@ def test_a_placeholder_version_is_a_notice(tmp_path: Path) -> None:
 
 def test_the_config_declares_per_change_or_at_release_per_chart(tmp_path: Path) -> None:
     g = pr_without_bump(releasing_repo(tmp_path / "r"))
-    config = Config(version=VersionConfig(bump={"client": "per-change", "*": "at-release"}))
+    config = Config(
+        checks={"version": VersionConfig(bump={"client": "per-change", "*": "at-release"})}
+    )
     [finding] = review(g, config=config)
     assert finding.severity is Severity.FAILURE
     assert "`.github/chart-review.yml` declares `version.bump: per-change`." in finding.message
     [finding] = review(
         pr_without_bump(bumping_repo(tmp_path / "b")),
-        config=Config(version=VersionConfig(bump="at-release")),
+        config=Config(checks={"version": VersionConfig(bump="at-release")}),
     )
     assert finding.severity is Severity.NOTICE
     assert "declares `version.bump: at-release`" in finding.message

@@ -1,6 +1,8 @@
 """The `yaml` check: ct lint's yamllint and Chart.yaml schema, with the settings CI runs ct lint
 with (here a workflow running `make lint`, whose target runs `ct lint --config .github/ct.yaml`),
-on a real git repository reviewed by the real engine with real Helm renders."""
+on contexts from the repository's files (tests/support/check_context.py); one PR, and the
+command line's JSON report, on a real git repository reviewed by the real engine with real Helm
+renders."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
 from checks.yaml import problems
+from tests.support.check_context import review_files
 from tests.support.gitbuilder import GitBuilder
 from tests.support.report_schema import validated
 
@@ -57,7 +60,8 @@ def chart(values: str = VALUES, chart_yaml: str = CHART_YAML, **more: str) -> di
     return files | {f"{CHART}/{path}": text for path, text in more.items()}
 
 
-def review(tmp_path: Path, base: Files, head: Files, explain: bool = False) -> list[Finding]:
+def review(tmp_path: Path, base: Files, head: Files) -> list[Finding]:
+    """The yaml check's findings on the PR, reviewed end to end: git, Helm, the engine."""
     g = GitBuilder(tmp_path / "repo")
     _lay(g, base)
     g.commit("base").branch("pr")
@@ -66,6 +70,11 @@ def review(tmp_path: Path, base: Files, head: Files, explain: bool = False) -> l
     engine = Engine(GitRepo(g.path), EmbeddedHelm(), REGISTRY, RenderCache())
     inp = ReviewInput(base="develop", head="pr", only_checks=("yaml",))
     return engine.review(inp).report.findings_for("yaml")
+
+
+def lint(base: Files, head: Files) -> list[Finding]:
+    """The same on a context from the files alone (tests/support/check_context.py)."""
+    return review_files(base, head, "yaml", chart=CHART)
 
 
 def _lay(g: GitBuilder, files: Files) -> None:
@@ -100,7 +109,6 @@ def test_a_line_the_repository_lint_conf_refuses_fails_and_a_truthy_value_warns(
             data={
                 "detail": "line-length: line too long (45 > 40 characters) on "
                 "`label: a-rather-long-value-of-more-than-forty` #1",
-                "preexisting": False,
                 "yamllint_rule": "line-length",
                 "level": "error",
                 "column": 41,
@@ -123,7 +131,6 @@ def test_a_line_the_repository_lint_conf_refuses_fails_and_a_truthy_value_warns(
             line=4,
             data={
                 "detail": "truthy: truthy value should be one of [false, true] on `enabled: yes` #1",
-                "preexisting": False,
                 "yamllint_rule": "truthy",
                 "level": "warning",
                 "column": 10,
@@ -133,11 +140,11 @@ def test_a_line_the_repository_lint_conf_refuses_fails_and_a_truthy_value_warns(
     ]
 
 
-def test_a_problem_the_file_had_at_base_is_folded_however_the_lines_moved(tmp_path: Path) -> None:
+def test_a_problem_the_file_had_at_base_is_folded_however_the_lines_moved() -> None:
     base_values = VALUES + "trailing: x \n"
     head_values = "# the image\n" + base_values + "more: y\n"
-    [found] = review(tmp_path, ci() | chart(values=base_values), chart(values=head_values))
-    assert (found.severity, found.rule, found.line, found.data["preexisting"]) == (
+    [found] = lint(ci() | chart(values=base_values), chart(values=head_values))
+    assert (found.severity, found.rule, found.line, found.preexisting) == (
         Severity.NOTICE,
         "yamllint-error",
         5,
@@ -152,24 +159,21 @@ def test_the_base_s_file_is_linted_only_where_the_head_s_has_a_problem(tmp_path:
     unique = f"marker: {tmp_path.name}\n"  # texts no other test linted: the memo is per process
     base_values = VALUES + unique + "trailing: x \n"
     head_values = VALUES + unique + "trailing: x\n"
-    assert review(tmp_path, ci() | chart(values=base_values), chart(values=head_values)) == []
-    linted = {key[2] for key in problems._YAMLLINT._data}
+    assert lint(ci() | chart(values=base_values), chart(values=head_values)) == []
+    linted = {key[2] for key in problems._YAMLLINT.held_keys()}
     assert problems._digest(head_values) in linted
     assert problems._digest(base_values) not in linted
 
 
-def test_a_file_the_pr_did_not_change_is_not_read(tmp_path: Path) -> None:
+def test_a_file_the_pr_did_not_change_is_not_read() -> None:
     messy = VALUES + "trailing: x \n"
     head_chart = CHART_YAML.replace("1.0.0", "1.0.1")
-    assert (
-        review(tmp_path, ci() | chart(values=messy), chart(values=messy, chart_yaml=head_chart))
-        == []
-    )
+    assert lint(ci() | chart(values=messy), chart(values=messy, chart_yaml=head_chart)) == []
 
 
-def test_a_chart_yaml_key_the_schema_does_not_know_fails_with_its_line(tmp_path: Path) -> None:
+def test_a_chart_yaml_key_the_schema_does_not_know_fails_with_its_line() -> None:
     head_chart = CHART_YAML + "maintainers:\n  - name: me\n    mail: me@example.com\n"
-    [found] = review(tmp_path, ci() | chart(), chart(chart_yaml=head_chart))
+    [found] = lint(ci() | chart(), chart(chart_yaml=head_chart))
     path = f"{CHART}/Chart.yaml"
     assert found == Finding(
         check="yaml",
@@ -186,20 +190,19 @@ def test_a_chart_yaml_key_the_schema_does_not_know_fails_with_its_line(tmp_path:
         line=6,
         data={
             "detail": "maintainers.0.mail: Unexpected element",
-            "preexisting": False,
             "key": "maintainers.0.mail",
             "schema": "ct's default chart_schema.yaml",
         },
     )
 
 
-def test_the_repository_schema_and_a_values_file_of_a_profile(tmp_path: Path) -> None:
+def test_the_repository_schema_and_a_values_file_of_a_profile() -> None:
     ct_yaml = CT_YAML + "chart-yaml-schema: .github/chart_schema.yaml\n"
     schema = "name: str()\nversion: str()\napiVersion: str()\nowner: str()\n"
     base = ci(ct_yaml) | {".github/chart_schema.yaml": schema} | chart()
     bumped = CHART_YAML.replace("1.0.0", "1.0.1")
     head = chart(chart_yaml=bumped, **{"ci/eks-values.yaml": "replicas:  2\n"})
-    found = review(tmp_path, base, head)
+    found = lint(base, head)
     assert sorted((f.severity, f.rule, f.path, f.line, f.title) for f in found) == [
         (
             Severity.FAILURE,
@@ -218,28 +221,28 @@ def test_the_repository_schema_and_a_values_file_of_a_profile(tmp_path: Path) ->
     ]
 
 
-def test_ct_settings_that_turn_the_validations_off_are_honoured(tmp_path: Path) -> None:
+def test_ct_settings_that_turn_the_validations_off_are_honoured() -> None:
     # The config file turns yamllint off; the command line CI runs turns the schema off.
     makefile = MAKEFILE.replace("$(CT_CONFIG)", "$(CT_CONFIG) --validate-chart-schema=false")
     base = ci(CT_YAML + "validate-yaml: false\n", makefile) | chart()
     head = chart(values=VALUES + "x: yes \n", chart_yaml=CHART_YAML + "foo: bar\n")
-    assert review(tmp_path, base, head) == []
+    assert lint(base, head) == []
     # ... and only the schema, from the command line, when the config turns yamllint on again.
     on = ci(CT_YAML + "validate-yaml: true\n", makefile) | chart()
-    assert {f.rule for f in review(tmp_path / "on", on, head)} == {
+    assert {f.rule for f in lint(on, head)} == {
         "yamllint-error",
         "yamllint-warning",
     }
 
 
-def test_a_repository_without_ct_is_not_linted(tmp_path: Path) -> None:
-    assert review(tmp_path, chart(), chart(values=VALUES + "x: yes \n")) == []
+def test_a_repository_without_ct_is_not_linted() -> None:
+    assert lint(chart(), chart(values=VALUES + "x: yes \n")) == []
 
 
-def test_a_ct_yaml_that_no_ci_run_uses_says_what_ct_lint_would_as_notices(tmp_path: Path) -> None:
+def test_a_ct_yaml_that_no_ci_run_uses_says_what_ct_lint_would_as_notices() -> None:
     base = {".github/ct.yaml": "chart-dirs: [charts]\n"} | chart()
-    [found] = review(tmp_path, base, chart(values=VALUES + "x: 1 \n"))
-    assert (found.severity, found.rule, found.data["preexisting"]) == (
+    [found] = lint(base, chart(values=VALUES + "x: 1 \n"))
+    assert (found.severity, found.rule, found.preexisting) == (
         Severity.NOTICE,
         "yamllint-error",
         False,
@@ -249,7 +252,7 @@ def test_a_ct_yaml_that_no_ci_run_uses_says_what_ct_lint_would_as_notices(tmp_pa
     )
 
 
-def test_a_lint_conf_extending_a_repository_file_and_ignoring_from_one(tmp_path: Path) -> None:
+def test_a_lint_conf_extending_a_repository_file_and_ignoring_from_one() -> None:
     conf = (
         "extends: .github/base-lint.yaml\nignore-from-file: .github/lint-ignore\n"
         "rules:\n  truthy: disable\n"
@@ -261,20 +264,20 @@ def test_a_lint_conf_extending_a_repository_file_and_ignoring_from_one(tmp_path:
     }
     base = ci() | files | chart()
     head = chart(values=VALUES + "on: yes\n", **{"ci/x-values.yaml": "a:   1\n"})
-    found = review(tmp_path, base, head)
+    found = lint(base, head)
     # yamllint's default's line-length (80) and trailing spaces, not truthy (disabled), and nothing
     # of the ignored ci/ files.
     assert [(f.path, f.data["yamllint_rule"]) for f in found] == []
     head = chart(values=VALUES + "on: yes\nlong: " + "x" * 80 + "\n")
-    found = review(tmp_path / "long", base, head)
+    found = lint(base, head)
     assert [(f.path, f.line, f.data["yamllint_rule"]) for f in found] == [
         (f"{CHART}/values.yaml", 5, "line-length")
     ]
 
 
-def test_a_lint_conf_that_is_missing_is_a_notice_and_nothing_is_linted(tmp_path: Path) -> None:
+def test_a_lint_conf_that_is_missing_is_a_notice_and_nothing_is_linted() -> None:
     base = ci(CT_YAML.replace(".github/lintconf.yaml", ".github/nope.yaml")) | chart()
-    [found] = review(tmp_path, base, chart(values=VALUES + "x: 1 \n"))
+    [found] = lint(base, chart(values=VALUES + "x: 1 \n"))
     assert (found.severity, found.rule, found.message) == (
         Severity.NOTICE,
         "settings",
@@ -282,9 +285,9 @@ def test_a_lint_conf_that_is_missing_is_a_notice_and_nothing_is_linted(tmp_path:
     )
 
 
-def test_a_deleted_values_file_fails_as_ct_lint_does(tmp_path: Path) -> None:
+def test_a_deleted_values_file_fails_as_ct_lint_does() -> None:
     head = chart() | {f"{CHART}/values.yaml": None}
-    [found] = review(tmp_path, ci() | chart(), head)
+    [found] = lint(ci() | chart(), head)
     assert (found.severity, found.rule, found.path) == (
         Severity.FAILURE,
         "missing-file",
@@ -311,9 +314,9 @@ def test_the_command_line_fails_on_a_yamllint_error_in_its_json_report(tmp_path:
     ]  # fmt: skip
 
 
-def test_a_lint_conf_naming_a_file_outside_the_repository_is_not_read(tmp_path: Path) -> None:
+def test_a_lint_conf_naming_a_file_outside_the_repository_is_not_read() -> None:
     files = {".github/lintconf.yaml": "extends: ../../etc/yamllint.yaml\n"}
-    [found] = review(tmp_path, ci() | files | chart(), chart(values=VALUES + "x: 1 \n"))
+    [found] = lint(ci() | files | chart(), chart(values=VALUES + "x: 1 \n"))
     assert (found.severity, found.rule, found.message) == (
         Severity.NOTICE,
         "settings",
@@ -322,9 +325,9 @@ def test_a_lint_conf_naming_a_file_outside_the_repository_is_not_read(tmp_path: 
     )
 
 
-def test_a_values_file_past_the_cap_is_not_linted_and_says_so(tmp_path: Path) -> None:
+def test_a_values_file_past_the_cap_is_not_linted_and_says_so() -> None:
     big = VALUES + "blob: " + "x" * (1024 * 1024) + "  \n"
-    [found] = review(tmp_path, ci() | chart(), chart(values=big))
+    [found] = lint(ci() | chart(), chart(values=big))
     assert (found.severity, found.rule, found.path) == (
         Severity.NOTICE,
         "not-linted",
@@ -336,15 +339,13 @@ def test_a_values_file_past_the_cap_is_not_linted_and_says_so(tmp_path: Path) ->
     )
 
 
-def test_the_lint_conf_ci_gives_ct_on_its_command_line_wins_over_the_config(
-    tmp_path: Path,
-) -> None:
+def test_the_lint_conf_ci_gives_ct_on_its_command_line_wins_over_the_config() -> None:
     makefile = MAKEFILE.replace("$(CT_CONFIG)", "$(CT_CONFIG) --lint-conf .github/relaxed.yaml")
     relaxed = {".github/relaxed.yaml": "extends: relaxed\n"}
     base = ci(makefile=makefile) | relaxed | chart()
     # Not ct.yaml's lint conf (lines of at most 40): yamllint's relaxed one (80, as a warning).
     head = chart(values=VALUES + "long: " + "y" * 40 + " \n")
-    found = review(tmp_path, base, head)
+    found = lint(base, head)
     assert [(f.severity, f.data["yamllint_rule"], f.data["config"]) for f in found] == [
         (Severity.FAILURE, "trailing-spaces", ".github/relaxed.yaml"),
     ]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.charts.fetching import FETCHES_AT_ONCE
 from bot.charts.remote import MAX_FETCHED_DEPENDENCIES
+from bot.charts.resources import FETCHES_AT_ONCE
 from bot.cli.main import main
 from tests.support.chart_repo import BasicAuth, ChartRepo, ChartSpec, Status
 from tests.support.gitbuilder import GitBuilder

@@ -14,23 +14,13 @@ from bot.textlines import MAX_LINE_CHARS
 from tests.cli.test_hostile_markdown import TIMES, _stopped_after
 from tests.cli.test_line_numbers import CHART_YAML, TEMPLATE, WEB
 from tests.support.gitbuilder import GitBuilder
-
-SIDECAR = """\
-        - name: {name}
-          image: example/shipper:1
-          resources:
-            requests:
-              cpu: 50m
-              memory: 32Mi
-            limits:
-              memory: 32Mi
-"""
+from tests.support.manifests import shipper
 
 
 def _repo(path: Path, name: str) -> GitBuilder:
     g = GitBuilder(path)
     g.write("app/Chart.yaml", CHART_YAML).write(TEMPLATE, WEB).commit("web").branch("pr")
-    return g.write(TEMPLATE, WEB + SIDECAR.format(name=name)).commit("a sidecar").checkout("pr")
+    return g.write(TEMPLATE, WEB + shipper(name)).commit("a sidecar").checkout("pr")
 
 
 def _review(g: GitBuilder, tmp: Path, limit: float | None) -> tuple[float, Any]:

@@ -14,48 +14,16 @@ import pytest
 from bot.cli.main import main
 from bot.textlines import git_lines
 from tests.support.gitbuilder import GitBuilder
+from tests.support.manifests import guaranteed_web, shipper
 
 CHART_YAML = 'apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: "1.0.0"\n'
 TEMPLATE = "app/templates/web.yaml"
 # Three form feeds in a template comment (page breaks, as some editors write them): three lines
 # more to str.splitlines, none to git.
 FEEDS = "        {{- /* the log shipper\x0c\x0c\x0c        */}}\n"
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: example/web:1
-          resources:
-            requests:
-              cpu: 100m
-              memory: 64Mi
-            limits:
-              cpu: 100m
-              memory: 64Mi
-"""
+WEB = guaranteed_web()
 # The PR's sidecar, after the comment with the form feeds: its limits lack the cpu it requests.
-SHIPPER = """\
-        - name: shipper
-          image: example/shipper:1
-          resources:
-            requests:
-              cpu: 50m
-              memory: 32Mi
-            limits:
-              memory: 32Mi
-"""
+SHIPPER = shipper()
 # And a container after it: three lines below the shipper's limits, `readOnlyRootFilesystem`.
 GUARD = """\
         - name: guard

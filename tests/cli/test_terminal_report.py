@@ -33,7 +33,7 @@ def finding(title: str, severity: Severity, preexisting: bool = False) -> Findin
         profile="aks",
         path="charts/web/templates/web.yaml",
         line=7,
-        data={"preexisting": True} if preexisting else {},
+        preexisting=preexisting,
     )
 
 

@@ -1,5 +1,5 @@
 """deploy/: the bot's own Helm chart passes the bot's review, and the image and App manifest say
-what the README promises.
+what docs/app.md promises.
 
 The chart is reviewed the way a PR adding it would be: a repository whose second commit adds
 `deploy/chart`, reviewed by the real CLI with every profile rendered by the embedded Helm."""

@@ -14,50 +14,16 @@ from bot.errors import ChartReviewError
 from bot.git.repo import GitRepo
 from bot.model.context import OpenPR
 from bot.model.report import Report
-from bot.model.suggestion import KEY, REFUSED
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
+from tests.support.manifests import guaranteed_web, shipper
 
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: example/web:1
-          resources:
-            requests:
-              cpu: 100m
-              memory: 64Mi
-            limits:
-              cpu: 100m
-              memory: 64Mi
-"""
+WEB = guaranteed_web(replicas="{{ .Values.replicas }}")
 # A sidecar with a memory limit and no CPU limit: the pod falls from Guaranteed to Burstable, and
 # the QoS check suggests the limits that keep it Guaranteed (a suggestion to verify).
-SIDECAR = """\
-        - name: shipper
-          image: example/shipper:1
-          resources:
-            requests:
-              cpu: 50m
-              memory: 32Mi
-            limits:
-              memory: 32Mi
-"""
+SIDECAR = shipper()
 BROKEN = "{{ .Values.missing.field }}\n"
 
 
@@ -104,8 +70,8 @@ def test_windows_report_what_one_window_reports(tmp_path: Path) -> None:
     assert as_json(windowed.report) == as_json(together.report)
     downgrades = [f for f in windowed.report.findings_for("qos") if f.rule == "downgrade"]
     assert len(downgrades) == 12
-    proven = {f.chart: f.data[KEY]["verified_on"] for f in downgrades if KEY in f.data}
-    refused = {f.chart for f in downgrades if f.data.get(REFUSED) == OVER_BUDGET}
+    proven = {f.chart: f.suggestion.verified_on for f in downgrades if f.suggestion is not None}
+    refused = {f.chart for f in downgrades if f.suggestion_refused == OVER_BUDGET}
     assert sum(len(profiles) for profiles in proven.values()) == MAX_RENDERS
     # The charts in order: the first ones' proven, and once spent, the rest refused.
     assert sorted(proven) == [f"c{i:02d}" for i in range(len(proven))]

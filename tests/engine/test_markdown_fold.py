@@ -37,7 +37,7 @@ def old(n: int) -> Finding:
         subject=subject,
         path="client/templates/worker.yaml",
         line=30 + n,
-        data={"preexisting": True},
+        preexisting=True,
     )
 
 
@@ -51,7 +51,7 @@ NEW = Finding(
     profile="eks",
     path="client/templates/api.yaml",
     line=12,
-    data={"preexisting": False},
+    preexisting=False,
 )
 
 
@@ -62,7 +62,7 @@ def report(*findings: Finding, checks_run: Sequence[str] = ("probes", "version",
 
 def unfolded(rep: Report) -> Report:
     """The same report as if nothing were known to be at base: what the markdown printed before."""
-    return replace(rep, findings=tuple(replace(f, data={}) for f in rep.findings))
+    return replace(rep, findings=tuple(replace(f, preexisting=False) for f in rep.findings))
 
 
 def test_findings_already_at_base_fold_into_one_line_and_a_collapsed_block() -> None:

@@ -29,8 +29,8 @@ def config_map(n: int, lines: int) -> str:
 def test_parsed_templates_are_kept_within_their_text_bytes(small_caches: None) -> None:
     texts = [config_map(n, 600) for n in range(6)]  # ~14 KB each
     parsed = [load_documents(t, f"t{n}.yaml") for n, t in enumerate(texts)]
-    assert manifests._PARSED._total <= manifests._PARSED.size
-    assert blocks._LEAVES._total <= blocks._LEAVES.size
+    assert manifests._PARSED.weight() <= manifests._PARSED.size
+    assert blocks._LEAVES.weight() <= blocks._LEAVES.size
     assert load_documents(texts[-1], "t5.yaml") is parsed[-1]  # the newest is still there
     again = load_documents(texts[0], "t0.yaml")
     assert again is not parsed[0] and again == parsed[0]  # the oldest went: parsed anew, alike
@@ -53,7 +53,7 @@ def test_a_long_block_is_cut_again_rather_than_kept(
     monkeypatch.setattr(blocks, "CUT_KEPT_CHARS", 4096)
     text = crd_like(1)
     first = blocks.load_mappings(text)
-    held = set(blocks._LEAVES._data)
+    held = set(blocks._LEAVES.held_keys())
     assert text[text.index("spec:") :] not in held
     assert text[text.index("  properties:") :] not in held
     assert "  version: v1\n" in held and "          description: field 7 of the spec\n" in held
@@ -73,7 +73,7 @@ def test_a_long_leaf_is_kept(small_caches: None, monkeypatch: pytest.MonkeyPatch
     text = config_map(1, 1000)  # `config: |` over ~24 KB
     parsed = blocks.load_mappings(text)
     leaf = text[text.index("  config: |") :]
-    assert len(leaf) > 4096 and leaf in blocks._LEAVES._data
+    assert len(leaf) > 4096 and leaf in blocks._LEAVES.held_keys()
     again = blocks.load_mappings(text.replace("name: cm1", "name: cm2"))
     assert again[0]["data"]["config"] is parsed[0]["data"]["config"]  # not parsed again
 

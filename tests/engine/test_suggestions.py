@@ -7,21 +7,18 @@ from __future__ import annotations
 import textwrap
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from bot.charts.patched import PatchedRepo
 from bot.engine.review import Engine, ReviewInput
 from bot.git.repo import GitRepo
 from bot.model.check import Check, Registry
 from bot.model.context import ChartContext
 from bot.model.report import Finding, Report, Severity
-from bot.model.suggestion import KEY, REFUSED, Suggestion, with_suggestion
+from bot.model.suggestion import Suggestion, with_suggestion
 from bot.render.cache import RenderCache
 from bot.render.embedded import EmbeddedHelm
 from checks import REGISTRY
 from tests.support.gitbuilder import GitBuilder
+from tests.support.manifests import guaranteed_web, shipper
 
 CHART = "app"
 TEMPLATE = f"{CHART}/templates/web.yaml"
@@ -47,8 +44,8 @@ def only(report: Report, check: str, rule: str) -> Finding:
 
 def commit_suggestion(g: GitBuilder, f: Finding) -> None:
     """What GitHub does on "Commit suggestion": the lines replaced in the PR's branch, committed."""
-    s = Suggestion.from_data(f.data)
-    assert s is not None, f.data
+    s = f.suggestion
+    assert s is not None, f.suggestion_refused
     g.checkout("pr")
     text = (g.path / s.path).read_text()
     patched = s.apply(text)
@@ -95,53 +92,16 @@ def test_version_taken_by_develop_suggests_the_next_free_version_and_app_version
     develop = {f"{CHART}/Chart.yaml": chart_yaml("1.1.0"), f"{CHART}/values.yaml": "a: 1\n"}
     g = repo(tmp_path, base, head, develop)
     taken = only(review(g, "version"), "version", "taken-by-develop")
-    assert taken.data[KEY] == {
-        "path": f"{CHART}/Chart.yaml",
-        "start_line": 3,
-        "line": 4,
-        "replacement": 'version: 1.2.0\nappVersion: "1.2.0"\n',
-        "verified_on": ["default"],
-    }
+    assert taken.suggestion == Suggestion(
+        f"{CHART}/Chart.yaml", 3, 4, 'version: 1.2.0\nappVersion: "1.2.0"\n', ("default",)
+    )
     commit_suggestion(g, taken)
     after = review(g, "version")
     assert [f.rule for f in after.findings_for("version")] == []
 
 
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: example/web:1
-          resources:
-            requests:
-              cpu: 100m
-              memory: 64Mi
-            limits:
-              cpu: 100m
-              memory: 64Mi
-"""
-SHIPPER = """\
-        - name: shipper
-          image: example/shipper:1
-          resources:
-            requests:
-              cpu: 50m
-              memory: 32Mi
-            limits:
-              memory: 32Mi
-"""
+WEB = guaranteed_web()
+SHIPPER = shipper()
 
 
 def qos_repo(tmp_path: Path, sidecar: str) -> GitBuilder:
@@ -155,13 +115,13 @@ def test_qos_downgrade_suggests_the_sidecar_block_with_requests_equal_to_limits(
 ) -> None:
     g = qos_repo(tmp_path, SHIPPER)
     down = only(review(g, "qos"), "qos", "downgrade")
-    s = Suggestion.from_data(down.data)
+    s = down.suggestion
     assert s is not None
     # Only the lines that differ: the limits gain cpu 50m (its own request, for both), after what
     # they already say, so the suggestion is one line grown into two.
     assert (s.start_line, s.line) == (31, 31)
     assert s.replacement == "              memory: 32Mi\n              cpu: 50m\n"
-    assert down.data[KEY]["verified_on"] == ["default"]
+    assert s.verified_on == ("default",)
     commit_suggestion(g, down)
     assert review(g, "qos").findings_for("qos") == []
 
@@ -170,7 +130,7 @@ def test_qos_block_inserted_where_a_new_container_sets_none(tmp_path: Path) -> N
     bare = "        - name: shipper\n          image: example/shipper:1\n"
     g = qos_repo(tmp_path, bare)
     down = only(review(g, "qos"), "qos", "downgrade")
-    s = Suggestion.from_data(down.data)
+    s = down.suggestion
     assert s is not None
     assert s.replacement == (
         "        - name: shipper\n"
@@ -199,7 +159,7 @@ def test_qos_block_from_values_gets_no_suggestion(tmp_path: Path) -> None:
     g = repo(tmp_path, base, {TEMPLATE: WEB + from_values, f"{CHART}/values.yaml": values})
     down = only(review(g, "qos"), "qos", "downgrade")
     assert "fix" in down.data
-    assert KEY not in down.data and REFUSED not in down.data
+    assert down.suggestion is None and down.suggestion_refused is None
 
 
 def test_qos_fix_of_the_branch_that_does_not_render_is_refused(tmp_path: Path) -> None:
@@ -223,8 +183,8 @@ def test_qos_fix_of_the_branch_that_does_not_render_is_refused(tmp_path: Path) -
     )
     g = qos_repo(tmp_path, branches)
     down = only(review(g, "qos"), "qos", "downgrade")
-    assert KEY not in down.data
-    assert down.data[REFUSED] == "the suggested change does not make this finding go away"
+    assert down.suggestion is None
+    assert down.suggestion_refused == "the suggested change does not make this finding go away"
 
 
 OPENSHIFT = """\
@@ -266,13 +226,7 @@ def marked_repo(tmp_path: Path, added: str) -> GitBuilder:
 def test_pinned_run_as_user_suggests_removing_the_line(tmp_path: Path) -> None:
     g = marked_repo(tmp_path, "            runAsUser: 1000\n")
     pinned = only(review(g, "uid"), "uid", "pinned-uid")
-    assert pinned.data[KEY] == {
-        "path": TEMPLATE,
-        "start_line": 22,
-        "line": 22,
-        "replacement": "",
-        "verified_on": ["oc"],
-    }
+    assert pinned.suggestion == Suggestion(TEMPLATE, 22, 22, "", ("oc",))
     commit_suggestion(g, pinned)
     assert review(g, "uid").findings_for("uid") == []
 
@@ -281,7 +235,7 @@ def test_wrong_named_probe_port_suggests_the_declared_name(tmp_path: Path) -> No
     probe = "          readinessProbe:\n            httpGet:\n              path: /ready\n"
     g = marked_repo(tmp_path, probe + "              port: http-web  # the app's port\n")
     wrong = only(review(g, "probes"), "probes", "probe-port")
-    s = Suggestion.from_data(wrong.data)
+    s = wrong.suggestion
     assert s is not None
     assert (s.start_line, s.line) == (25, 25)
     assert s.replacement == "              port: http  # the app's port\n"
@@ -311,62 +265,7 @@ def test_a_fix_that_does_not_render_is_not_offered(tmp_path: Path) -> None:
     registry = Registry((Check("greeter", "Greetings", _greets_hi),))
     engine = Engine(GitRepo(g.path), EmbeddedHelm(), registry, RenderCache())
     (f,) = engine.review(ReviewInput(base="develop", head="pr")).report.findings
-    assert KEY not in f.data
-    why = f.data[REFUSED]
+    assert f.suggestion is None
+    why = f.suggestion_refused or ""
     assert why.startswith("the suggested change does not render on profile default: ")
     assert "nil pointer" in why
-
-
-def test_a_patched_head_lists_as_the_commit_of_the_patch_would(tmp_path: Path) -> None:
-    """The patched tree made in memory holds what git would commit (paths, modes, blob ids, in
-    git's order), a file in a directory that did not exist included; trees above the file get
-    ids of their own, and the rest of the tree is the commit's."""
-    g = GitBuilder(tmp_path / "r")
-    g.write("charts/app/values.yaml", "a: 1\n").write("charts/app/zz/t.yaml", "t\n")
-    g.write("docs/readme.md", "# r\n")
-    base = g.commit("base").sha()
-    repo = GitRepo(g.path)
-    for path in ("charts/app/values.yaml", "charts/app/new/deeper/x.yaml", "charts/app/m"):
-        patched = PatchedRepo(repo, base, path, b"patched: true\n")
-        listing = patched.listing(base)
-        g.run_git("checkout", "-q", "--detach", base)
-        g.write(path, "patched: true\n")
-        real = GitRepo(g.path).listing(g.commit(f"patch {path}").sha())
-        assert list(listing) == list(real)
-        for name, entry in real.items():
-            mine = listing[name]
-            assert (mine.mode, mine.kind) == (entry.mode, entry.kind)
-            above = entry.kind == "tree" and path.startswith(name + "/")
-            assert (mine.oid == entry.oid) == (not above)
-        assert patched.head().read(path) == b"patched: true\n"
-        assert patched.head().paths("docs") == ("docs/readme.md",)
-        assert repo.tree(base).read(path) != b"patched: true\n"  # the repository is untouched
-
-
-def test_a_patched_head_asks_its_history_of_the_repository_it_patches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A suggestion's proof re-runs the version check, which asks merge-tree, the chart's history
-    # and the tags again: answers the patch cannot change, remembered by the repository.
-    g = GitBuilder(tmp_path / "r").write("c/Chart.yaml", "version: 1.0.0\n").commit("c 1.0.0")
-    g.tag("v1.0.0").branch("pr").write("c/Chart.yaml", "version: 1.0.1\n").commit("bump")
-    develop, head = g.sha("develop"), g.sha("pr")
-    repo = GitRepo(g.path)
-    runs: list[tuple[str, ...]] = []
-    real = GitRepo._run
-
-    def counted(self: GitRepo, *args: str, **kwargs: Any) -> Any:
-        runs.append(args)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(GitRepo, "_run", counted)
-    asked = (repo.merge_conflicts(develop, head), list(repo.commits(develop, "c/Chart.yaml")))
-    assert runs == [("merge-tree", "--write-tree", "--name-only", "--no-messages", develop, head)]
-    patched = PatchedRepo(repo, head, "c/values.yaml", b"a: 1\n")
-    assert (
-        patched.merge_conflicts(develop, head),
-        list(patched.commits(develop, "c/Chart.yaml")),
-    ) == asked
-    assert asked[0] == () and [c.subject for c in asked[1]] == ["c 1.0.0"]
-    assert patched.tagged(["v1.0.0", "1.0.0"]) == ("v1.0.0",)
-    assert len(runs) == 1  # no new process to check the path, no merge-tree again

@@ -15,8 +15,8 @@ import pytest
 
 from bot.charts.archive import chart_archive
 from bot.git.repo import GitError, GitRepo
-from bot.lru import clear_all
 from tests.support.gitbuilder import GitBuilder
+from tests.support.memos import ColdMemos
 
 
 def test_resolve_many_matches_resolve(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_blobs_are_read_once_and_given_in_the_order_asked(tmp_path: Path) -> Non
     assert repo._batch is None
 
 
-def test_an_archive_is_built_once_per_content(tmp_path: Path) -> None:
+def test_an_archive_is_built_once_per_content(tmp_path: Path, cold_memos: ColdMemos) -> None:
     g = GitBuilder(tmp_path / "r").write("c/Chart.yaml", "name: c\n").write("c/x.txt", "x")
     first = g.commit("one").sha()
     second = g.write("other.txt", "elsewhere").commit("two").sha()
@@ -77,7 +77,7 @@ def test_an_archive_is_built_once_per_content(tmp_path: Path) -> None:
     assert kept is not archive  # other files kept: another archive
     with tarfile.open(fileobj=io.BytesIO(kept), mode="r:gz") as tar:
         assert tar.getnames() == ["chart/Chart.yaml"]
-    clear_all()  # what a cold benchmark round does
+    cold_memos()  # what a cold benchmark round has
     assert chart_archive(repo, second, "c") is not archive
 
 

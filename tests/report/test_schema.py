@@ -19,6 +19,7 @@ from bot.model.report import SCHEMA_VERSION, ChartSummary, Report, Severity
 from bot.render.probe import AssumedCapabilities
 from bot.report.schema import REPORT_SCHEMA, report_schema
 from bot.versions.rule import Basis
+from checks import REGISTRY
 from checks.qos.classes import QoSClass
 from checks.qos.pod import ROLE_APP, ROLE_INIT, ROLE_POD, ROLE_SIDECAR
 from tests.support.charts import EQUAL_VALUES, chart_files
@@ -149,6 +150,7 @@ def test_the_suite_s_guard_catches_a_report_the_schema_refuses(
     given = {
         "capabilities": AssumedCapabilities(None, True, ()).to_json(),
         "diff": {"profiles": []},
+        **REGISTRY.empty_chart_data(),
         "surprise": 1,
     }
     chart = ChartSummary("app", "app", "1.0.0", "1.0.1", ("default",), extra=given)

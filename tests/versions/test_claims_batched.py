@@ -13,10 +13,10 @@ from bot.charts.read_ahead import read_ahead
 from bot.git.fork_points import fork_points
 from bot.git.objects import Commit, GitView, Tree
 from bot.git.repo import GitRepo
-from bot.lru import clear_all
 from bot.model.context import OpenPR
 from bot.versions.claims import BatchGit, open_claims
 from tests.support.gitbuilder import GitBuilder
+from tests.support.memos import ColdMemos
 from tests.support.version_scenario import chart_yaml, write_chart
 
 APP = "charts/app"
@@ -211,13 +211,15 @@ def _plain_view_is_a_git_view(view: PlainView) -> GitView:
 
 
 @pytest.mark.parametrize("chart", [APP, "charts/new"])
-def test_what_the_engine_reads_ahead_is_all_the_claims_read(built, chart: str) -> None:
+def test_what_the_engine_reads_ahead_is_all_the_claims_read(
+    built, chart: str, cold_memos: ColdMemos
+) -> None:
     """While the charts render, the engine reads the open PRs' fork points and chart directories
     (bot/charts/read_ahead.py); the claims then ask git for nothing more, and are the same."""
     g, prs = built
     develop = g.sha("develop")
     expected = open_claims(PlainView(GitRepo(g.path)), chart, prs, develop)
-    clear_all()
+    cold_memos()
     repo = GitRepo(g.path)
     read_ahead(repo, develop, prs, [chart])
     asked: list[object] = []
@@ -256,7 +258,7 @@ class CountingRepo(GitRepo):
 
 
 def test_candidates_older_than_the_first_read_are_ordered_on_a_deeper_one(
-    built, monkeypatch: pytest.MonkeyPatch
+    built, monkeypatch: pytest.MonkeyPatch, cold_memos: ColdMemos
 ) -> None:
     """Found on bitnami/charts: PRs open since 2016 that merged develop in have candidates tens of
     thousands of commits down develop's line; each cost a `git merge-base` of 0.3 s. The line is
@@ -264,7 +266,7 @@ def test_candidates_older_than_the_first_read_are_ordered_on_a_deeper_one(
     import bot.git.fork_points as fork_points_module
 
     g, _ = built
-    clear_all()
+    cold_memos()
     monkeypatch.setattr(fork_points_module, "FIRST_PARENTS", 1)  # every candidate is "older"
     repo = CountingRepo(g.path)
     heads = [g.sha("pr-5"), g.sha("pr-12")]
@@ -273,7 +275,7 @@ def test_candidates_older_than_the_first_read_are_ordered_on_a_deeper_one(
     # #5's candidates are all on the line: ordered there. #12's are not: git decides, once.
     assert repo.merge_bases == 1 + len(heads)
 
-    clear_all()
+    cold_memos()
     monkeypatch.setattr(fork_points_module, "DEEP_FIRST_PARENTS", 1)  # no deeper read either
     repo = CountingRepo(g.path)
     fork_points(repo, g.sha("develop"), heads)

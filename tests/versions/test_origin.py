@@ -8,9 +8,9 @@ from pathlib import Path
 
 from bot.git.objects import Commit
 from bot.git.repo import GitRepo
-from bot.lru import clear_all
 from bot.versions.claims import version_origin
 from tests.support.gitbuilder import GitBuilder
+from tests.support.memos import ColdMemos
 from tests.support.version_scenario import write_chart
 
 APP = "charts/app"
@@ -36,8 +36,10 @@ def develop_history(root: Path) -> GitBuilder:
     return g
 
 
-def test_the_origin_names_the_commit_and_pr_that_set_the_version(tmp_path: Path) -> None:
-    clear_all()
+def test_the_origin_names_the_commit_and_pr_that_set_the_version(
+    tmp_path: Path, cold_memos: ColdMemos
+) -> None:
+    cold_memos()
     g = develop_history(tmp_path)
     origin = version_origin(GitRepo(tmp_path), g.sha(), APP, "1.1.0")
     assert origin is not None
@@ -45,8 +47,8 @@ def test_the_origin_names_the_commit_and_pr_that_set_the_version(tmp_path: Path)
     assert version_origin(GitRepo(tmp_path), g.sha(), APP, "9.9.9") is None
 
 
-def test_the_origin_is_read_once_per_develop_commit(tmp_path: Path) -> None:
-    clear_all()
+def test_the_origin_is_read_once_per_develop_commit(tmp_path: Path, cold_memos: ColdMemos) -> None:
+    cold_memos()
     g = develop_history(tmp_path)
     repo = CountingRepo(tmp_path)
     first = version_origin(repo, g.sha(), APP, "1.1.0")
@@ -64,9 +66,9 @@ def test_the_origin_is_read_once_per_develop_commit(tmp_path: Path) -> None:
     assert repo.walks == 3
 
 
-def test_a_branch_name_is_read_each_time(tmp_path: Path) -> None:
+def test_a_branch_name_is_read_each_time(tmp_path: Path, cold_memos: ColdMemos) -> None:
     """A name is no commit id: what it points at moves, so its answer is never remembered."""
-    clear_all()
+    cold_memos()
     g = develop_history(tmp_path)
     repo = CountingRepo(tmp_path)
     assert version_origin(repo, "develop", APP, "1.1.0") is not None

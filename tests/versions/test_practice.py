@@ -8,10 +8,10 @@ from pathlib import Path
 
 from bot.git.objects import Commit, Tree
 from bot.git.repo import GitRepo
-from bot.lru import clear_all
 from bot.versions.practice import MARGIN, UNANIMOUS, learned_rule
 from bot.versions.rule import HOW_TO_DECLARE, Basis, BumpRule, Level
 from tests.support.gitbuilder import GitBuilder
+from tests.support.memos import ColdMemos
 from tests.support.version_scenario import chart_yaml, write_chart
 from tests.versions.histories import chart_repo, land, release, touch_ci
 
@@ -231,6 +231,7 @@ def test_a_view_without_history_expects_a_bump_as_by_default(tmp_path: Path) -> 
 
 def test_many_charts_at_one_tip_share_one_log_and_learn_what_each_alone_does(
     tmp_path: Path,
+    cold_memos: ColdMemos,
 ) -> None:
     # The first charts read their own directory's history, the next ones the whole tree's log.
     charts = [f"charts/c{n}" for n in range(5)]
@@ -247,9 +248,9 @@ def test_many_charts_at_one_tip_share_one_log_and_learn_what_each_alone_does(
                 land(g, number, bump, chart=charts[n])
     alone = {}
     for chart in charts:
-        clear_all()
+        cold_memos()
         alone[chart] = learned(g, chart)
-    clear_all()
+    cold_memos()
     together = {chart: learned(g, chart) for chart in charts}
     assert together == alone
     assert len({p.level for p in alone.values()}) > 1  # the charts do differ

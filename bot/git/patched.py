@@ -13,22 +13,25 @@ from collections.abc import Iterator, Sequence
 
 from bot.git.history import LogEntry
 from bot.git.objects import Commit
-from bot.git.repo import GitRepo
-from bot.git.tree import TREE_MODE, Entry, GitTree, Level
+from bot.git.revisions import Revisions
+from bot.git.tree import TREE_MODE, Entry, GitTree, Level, TreeObjects
 
 BLOB_MODE = "100644"
 
 
-class PatchedRepo(GitRepo):
+class PatchedRepo(Revisions):
     """`repo`, except that at `commit` the file `path` holds `data`: the patched commit's tree and
     the directories above the file are tree objects made here (the rest of the tree is the
     commit's own), and the file's blob is `data`. Every other query runs on the same repository,
-    unpatched."""
+    unpatched. Made by `GitRepo.patched`, which the engine asks through its `GitReader`
+    (bot/git/objects.py). A `Revisions`, as `GitRepo` is, rather than a `GitRepo`: that one makes
+    this, and a subclass would import it back; the walks over trees and blobs it inherits read
+    through the overrides here."""
 
-    def __init__(self, repo: GitRepo, commit: str, path: str, data: bytes) -> None:
+    def __init__(self, repo: Revisions, commit: str, path: str, data: bytes) -> None:
         # Its own cat-file process, started only if a query needs it; history is asked of `repo`,
         # whose answers (remembered there) the patch cannot change.
-        super().__init__(repo.path, checked=True)
+        super().__init__(repo.path)
         self._inner = repo
         self._commit, self._data = commit, data
         root = repo.root_tree(commit)
@@ -39,6 +42,10 @@ class PatchedRepo(GitRepo):
         self._root, self._made = patched_levels(
             repo, root, path, Entry(old.mode if old is not None else BLOB_MODE, "blob", self._oid)
         )
+
+    def patched(self, commit: str, path: str, data: bytes) -> PatchedRepo:
+        """This patched repository with one more file replaced."""
+        return PatchedRepo(self, commit, path, data)
 
     # -- history: the repository's own, remembered there ------------------------------------------
 
@@ -100,7 +107,7 @@ class PatchedRepo(GitRepo):
 
 
 def patched_levels(
-    repo: GitRepo, root: str, path: str, file: Entry
+    repo: TreeObjects, root: str, path: str, file: Entry
 ) -> tuple[str, dict[str, Level]]:
     """The tree objects of `root` with `path` pointing at `file`: the new root's id, and each new
     tree (the root and every directory above the file, a missing one made) by its id."""

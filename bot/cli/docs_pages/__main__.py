@@ -1,0 +1,5 @@
+import sys
+
+from bot.cli.docs_pages import main
+
+sys.exit(main())

@@ -229,6 +229,10 @@ class HueyJobQueue:
     def depth(self) -> int:
         return int(self.huey.pending_count())
 
+    def running(self) -> int:
+        """Jobs a worker has taken and not yet finished: their journal entries."""
+        return len(self.store.scan(RUNNING))
+
 
 class Reaper:
     """Runs `queue.recover()` every few seconds beside a consumer."""

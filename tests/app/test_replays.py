@@ -13,7 +13,7 @@ import pytest
 
 from bot.app.commands import DENIED_REACTION, HELP, HELP_REACTION, PR_REPLIES, REPLY_TTL
 from bot.app.jobspec import Job
-from bot.app.queue import RUNNING, HueyJobQueue
+from bot.app.queue import HueyJobQueue
 from bot.app.settings import Settings
 from bot.app.store import SqliteStore
 from tests.support.app_harness import (
@@ -143,11 +143,6 @@ def timed_app(tmp_path: Path, github: FakeGitHub, clock: ManualClock) -> Iterato
         yield running
 
 
-def settled(app: RunningApp) -> bool:
-    """Nothing queued and nothing running: the clock can move without a lease lapsing mid-job."""
-    return app.idle() and app.process.queue.store.scan(RUNNING) == []
-
-
 def command(
     app: RunningApp, github: FakeGitHub, scenario: Scenario, user: str, text: str, delivery: str
 ) -> IssueComment:
@@ -158,8 +153,9 @@ def command(
     assert app.deliver("issue_comment", event, delivery=delivery).status_code == 202
 
     def answered() -> bool:  # in words or by a reaction, and the job is over
+        # Nothing running either: the clock can then move without a lease lapsing mid-job.
         written = len(github.issue_comments(REPO, 1)) > before
-        return (written or bool(github.reactions(comment.id))) and settled(app)
+        return (written or bool(github.reactions(comment.id))) and app.idle()
 
     wait_for(answered, what=f"{delivery} answered")
     return comment

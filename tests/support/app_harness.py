@@ -105,7 +105,9 @@ class RunningApp:
         return httpx.post(f"{self.url}/webhook", content=body, headers=headers, timeout=10)
 
     def idle(self) -> bool:
-        return self.process.queue.depth() == 0
+        """Nothing queued and nothing running. A job leaves the queue when a worker takes it, so
+        the queue's depth alone reads idle while the job still logs and publishes."""
+        return self.process.queue.depth() == 0 and self.process.queue.running() == 0
 
 
 def app_settings(fake: FakeGitHub, data_dir: Path, **overrides: Any) -> Settings:

@@ -136,7 +136,7 @@ from checks.headings.units import TABLE_DELIMITER_RE, _cut, file_units, prose_un
 from checks.kit import template_lines
 from checks.kit.template_lines import _DASH, NAME_RE
 
-SMALL, LARGE = 64 * 1024, 1024 * 1024
+SMALL, LARGE = 16 * 1024, 256 * 1024
 RATIO = 32  # LARGE is 16 times SMALL: 16 when linear, 256 when quadratic
 # Copying a megabyte costs more than 16 times copying 64 KB where the megabyte leaves a core's
 # fastest cache (here, up to ~2.5 times more): a scan whose work is mostly a copy of its text (a

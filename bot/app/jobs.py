@@ -48,7 +48,6 @@ from bot.versions.watch import claimants, claimed_versions
 
 log = logging.getLogger(__name__)
 
-LEASE_TTL = 20.0  # renewed while held; a dead worker's PR frees within this
 REVIEWED_TTL = 30 * 24 * 3600.0
 RECHECK = "recheck:"
 RIVAL = RECHECK + "rival"
@@ -91,6 +90,8 @@ class Worker:
         self.queue = queue
         self.store = store
         self.metrics = metrics
+        # A PR's lock is renewed while held; a dead worker's PR frees within its heartbeat.
+        self.lease_ttl = settings.job_heartbeat
         # Every render of a PR's chart runs in the sandbox's processes, under the configured limits.
         self.renderer = renderer or SandboxedHelm(settings.render_limits, settings.render_workers)
         # The process's pools and memos, for every job its consumer threads run, sized as its
@@ -129,7 +130,7 @@ class Worker:
         if pr is None:
             self._abandon(client, job)
             return
-        lease = Lease(self.store, f"lock:{job.repo.full_name}#{pr.number}", LEASE_TTL)
+        lease = Lease(self.store, f"lock:{job.repo.full_name}#{pr.number}", self.lease_ttl)
         if not lease.acquire():
             raise Busy(f"#{pr.number} is being reviewed")
         try:

@@ -20,7 +20,7 @@ from huey.exceptions import RetryTask
 
 from bot.app.job_serializer import JobSerializer, RefusedEntry, checked_job
 from bot.app.jobspec import Job, job_from_dict, job_subject, job_to_dict
-from bot.app.settings import Settings
+from bot.app.settings import JOB_HEARTBEAT, Settings
 from bot.app.store import Lease, RedisStore, SqliteStore, Store
 
 log = logging.getLogger(__name__)
@@ -34,8 +34,6 @@ DELIVERY_TTL = 4 * 24 * 3600.0
 # this long, so GitHub's redelivery of that delivery is not dropped as a duplicate.
 CLAIM_TTL = 60.0
 
-# A running job's heartbeat: a worker that stops beating for this long is taken for dead.
-HEARTBEAT_TTL = 15.0
 JOURNAL_TTL = 24 * 3600.0
 RUNNING, ALIVE = "running:", "alive:"
 REAP_INTERVAL = 5.0
@@ -118,10 +116,17 @@ def make_huey(settings: Settings) -> Huey:
 class HueyJobQueue:
     """Implements bot.app.jobspec.JobQueue. `handler` is set in processes that run jobs."""
 
-    def __init__(self, huey: Huey, store: Store, handler: Handler | None = None) -> None:
+    def __init__(
+        self,
+        huey: Huey,
+        store: Store,
+        handler: Handler | None = None,
+        heartbeat: float = JOB_HEARTBEAT,
+    ) -> None:
         self.huey = huey
         self.store = store
         self.handler = handler
+        self.heartbeat = heartbeat  # a worker silent this long is taken for dead (Settings)
         # What the handler holds that outlives a job (render processes): released by close().
         self.on_close: list[Callable[[], None]] = []
         self._task = huey.task(name=TASK)(self._execute)
@@ -138,7 +143,8 @@ class HueyJobQueue:
         handler: Handler | None = None,
         clock: Callable[[], float] = time.time,
     ) -> HueyJobQueue:
-        return cls(make_huey(settings), open_store(settings, clock), handler)
+        store = open_store(settings, clock)
+        return cls(make_huey(settings), store, handler, settings.job_heartbeat)
 
     def _execute(self, data: dict[str, Any]) -> None:
         if self.handler is None:
@@ -147,7 +153,7 @@ class HueyJobQueue:
         # Both huey backends hand a job to one consumer and forget it. The journal remembers it
         # while it runs, so that if this process dies (SIGKILL, OOM, a lost machine) another
         # worker's reaper puts it back once the heartbeat stops.
-        alive = Lease(self.store, f"{ALIVE}{run_id}", HEARTBEAT_TTL)
+        alive = Lease(self.store, f"{ALIVE}{run_id}", self.heartbeat)
         alive.acquire()
         self.store.put(f"{RUNNING}{run_id}", JOURNAL_TTL, json.dumps(data))
         try:
@@ -237,8 +243,11 @@ class HueyJobQueue:
 class Reaper:
     """Runs `queue.recover()` every few seconds beside a consumer."""
 
-    def __init__(self, queue: HueyJobQueue, interval: float = REAP_INTERVAL) -> None:
-        self.queue, self.interval = queue, interval
+    def __init__(self, queue: HueyJobQueue, interval: float | None = None) -> None:
+        # A third of the heartbeat at most: a dead worker's job waits for its lease to lapse,
+        # not for the lease and then most of an interval.
+        self.queue = queue
+        self.interval = interval or min(REAP_INTERVAL, queue.heartbeat / 3)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="reaper", daemon=True)
 

@@ -28,6 +28,10 @@ TRUSTED_PROXIES_SPLIT = re.compile(r"[,\s]+")
 # A job stopped by a full disk runs again after this many seconds (bot/app/disk_full.py); each try
 # fetches its mirror again.
 DISK_FULL_RETRY = 60.0
+# A running job's heartbeat: a worker that stops beating for this long is taken for dead and its
+# job given to another. Long enough that a stalled store (a Redis failover) does not lose a live
+# worker's job; short enough that a killed worker's PR waits seconds, not minutes.
+JOB_HEARTBEAT = 15.0
 
 
 class SettingsError(ChartReviewError):
@@ -60,6 +64,7 @@ class Settings:
     render_cache_max_bytes: int = RENDER_CACHE_MAX_BYTES
     mirrors_max_bytes: int = MIRRORS_MAX_BYTES
     disk_full_retry: float = DISK_FULL_RETRY
+    job_heartbeat: float = JOB_HEARTBEAT
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -83,6 +88,7 @@ class Settings:
             render_workers=render_workers(env),
             render_cache_max_bytes=_megabytes(env, "RENDER_CACHE_MAX_MB", RENDER_CACHE_MAX_BYTES),
             mirrors_max_bytes=_megabytes(env, "MIRRORS_MAX_MB", MIRRORS_MAX_BYTES),
+            job_heartbeat=job_heartbeat(env),
         )
 
     def require_app(self) -> None:
@@ -159,6 +165,14 @@ def render_workers(env: Mapping[str, str] | None = None) -> int:
         return RENDER_WORKERS
     if value <= 0:
         raise SettingsError(f"RENDER_WORKERS must be positive, got {value}")
+    return value
+
+
+def job_heartbeat(env: Mapping[str, str]) -> float:
+    """JOB_HEARTBEAT_SECONDS: how long a worker may go silent before its job is taken back."""
+    value = _float(env, "JOB_HEARTBEAT_SECONDS", JOB_HEARTBEAT)
+    if not 1.0 <= value <= 3600.0:
+        raise SettingsError(f"JOB_HEARTBEAT_SECONDS must be between 1 and 3600, got {value:g}")
     return value
 
 

@@ -13,9 +13,10 @@ from bot.app.queue import (
     ALIVE,
     CLAIM_TTL,
     CRASH_LIMIT,
-    HEARTBEAT_TTL,
+    REAP_INTERVAL,
     RUNNING,
     HueyJobQueue,
+    Reaper,
     make_huey,
 )
 from bot.app.settings import Settings
@@ -56,7 +57,7 @@ def test_a_job_whose_worker_died_is_queued_again_once(queue: HueyJobQueue) -> No
 
 def test_a_job_with_a_heartbeat_is_left_alone(queue: HueyJobQueue) -> None:
     queue.store.put(f"{RUNNING}r2", 3600, json.dumps(job_to_dict(JOB)))
-    queue.store.put(f"{ALIVE}r2", HEARTBEAT_TTL)
+    queue.store.put(f"{ALIVE}r2", queue.heartbeat)
     assert queue.recover() == 0
 
 
@@ -135,3 +136,13 @@ def test_the_crashes_of_a_head_are_counted_across_its_jobs_and_a_new_head_starts
 def test_a_job_keeps_its_own_count_when_the_store_has_lost_it(queue: HueyJobQueue) -> None:
     # The store was flushed (a Redis restart without persistence); the journal entry still says.
     assert _die(queue, {**job_to_dict(replace(JOB, crashes=1)), "id": "r1"})["crashes"] == 2
+
+
+def test_the_heartbeat_is_the_settings_and_the_reaper_looks_three_times_within_it(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(data_dir=tmp_path, job_heartbeat=6.0)
+    queue = HueyJobQueue.from_settings(settings)
+    assert queue.heartbeat == 6.0
+    assert Reaper(queue).interval == 2.0
+    assert Reaper(HueyJobQueue.from_settings(Settings(data_dir=tmp_path))).interval == REAP_INTERVAL

@@ -56,3 +56,14 @@ def test_render_workers_default_to_the_machines_and_can_be_set() -> None:
     assert Settings.from_env({"RENDER_WORKERS": "3"}).render_workers == 3
     with pytest.raises(SettingsError, match="RENDER_WORKERS must be positive, got 0"):
         Settings.from_env({"RENDER_WORKERS": "0"})
+
+
+def test_the_job_heartbeat_defaults_to_fifteen_seconds_and_can_be_set() -> None:
+    assert Settings.from_env({}).job_heartbeat == 15.0
+    assert Settings.from_env({"JOB_HEARTBEAT_SECONDS": "4.5"}).job_heartbeat == 4.5
+
+
+@pytest.mark.parametrize("raw", ["0.5", "7200", "-1"])
+def test_a_job_heartbeat_out_of_range_is_refused_naming_it(raw: str) -> None:
+    with pytest.raises(SettingsError, match=r"JOB_HEARTBEAT_SECONDS must be between 1 and 3600"):
+        Settings.from_env({"JOB_HEARTBEAT_SECONDS": raw})

@@ -60,7 +60,7 @@ class Killer:
 
 
 def _as_if_the_dead_worker_timed_out(data: Path) -> None:
-    """The dead worker's heartbeat and PR lease lapse now rather than in 15-20 s: the reaper and
+    """The dead worker's heartbeat and PR lease lapse now rather than after JOB_HEARTBEAT_SECONDS: the reaper and
     the lease are what is tested, not the wait (tests/app/test_resilience.py waits it out)."""
     store = SqliteStore(data / "state.db")
     for key in store.scan(ALIVE) + store.scan("lock:"):

@@ -31,6 +31,8 @@ def app_env(github: FakeGitHub, data_dir: Path, **extra: str) -> dict[str, str]:
         "GITHUB_API_URL": github.url,
         "GITHUB_SECONDS_BETWEEN_REQUESTS": "0",
         "GITHUB_SECONDS_BETWEEN_WRITES": "0",
+        # A killed worker's job is taken back once its heartbeat lapses: 5 s, not 15, to wait on.
+        "JOB_HEARTBEAT_SECONDS": "5",
         **extra,
     }
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.memos import PROCESS_MEMOS
 from tests.support.app_scenario import Scenario, build_scenario
 from tests.support.chart_repo import chart_repo  # noqa: F401 - a fixture for every test
 from tests.support.fakegithub import FakeGitHub
@@ -17,6 +18,14 @@ from tests.support.logs import json_logs  # noqa: F401 - a fixture for every tes
 from tests.support.memos import cold_memos  # noqa: F401 - a fixture for every test
 from tests.support.oci_registry import auth_registry, hanging_registry, oci_registry  # noqa: F401
 from tests.support.report_schema import watching_reports
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_memos() -> None:
+    """Each test finds the process's memo store empty (bot/memos.py): code run outside a review,
+    or an engine built without resources, keeps its memos there, and a test that counts parses
+    must not meet another test's entry for the same blob."""
+    PROCESS_MEMOS.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -116,33 +116,43 @@ class BoundedCache(_Stored[_Entries[K, V]]):
         return value
 
     def put(self, key: K, value: V) -> None:
-        seen, entries = self._last
-        memos = current_memos()
-        if seen is not memos:
-            entries = self._switch(memos)
-        data, weight = entries.data, self._weight
+        entries = self._here()
         with entries.lock:
-            if weight is None:
-                data[key] = value
-                data.move_to_end(key)
-                while len(data) > self.size:
-                    data.popitem(last=False)
-                return
-            old = data.get(key)
-            entries.total += weight(value) - (0 if old is None else weight(old))
-            data[key] = value
-            data.move_to_end(key)
-            while data and entries.total > self.size:
-                _, gone = data.popitem(last=False)
-                entries.total -= weight(gone)
+            self._insert(entries, key, value)
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
-        """The cached value, else `make()`'s, remembered (computed outside the lock)."""
+        """The cached value, else `make()`'s, remembered (computed outside the lock). Two threads
+        that make the same key at once both get the first one stored: what callers share by
+        identity (parsed YAML, whose objects later memos key by `id`) is then one object."""
         value = self.get(key)
-        if value is None:
-            value = make()
-            self.put(key, value)
-        return value
+        if value is not None:
+            return value
+        made = make()
+        entries = self._here()
+        with entries.lock:
+            kept = entries.data.get(key)
+            if kept is not None:
+                return kept
+            self._insert(entries, key, made)
+        return made
+
+    def _insert(self, entries: _Entries[K, V], key: K, value: V) -> None:
+        """`value` under `key`, the least recently used entries evicted past the size. Holding
+        `entries.lock`."""
+        data, weight = entries.data, self._weight
+        if weight is None:
+            data[key] = value
+            data.move_to_end(key)
+            while len(data) > self.size:
+                data.popitem(last=False)
+            return
+        old = data.get(key)
+        entries.total += weight(value) - (0 if old is None else weight(old))
+        data[key] = value
+        data.move_to_end(key)
+        while data and entries.total > self.size:
+            _, gone = data.popitem(last=False)
+            entries.total -= weight(gone)
 
     def weight(self) -> int:
         """What the entries held in the current store weigh (with no `weight`, their count)."""

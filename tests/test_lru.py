@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import gc
+import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,6 +27,21 @@ def test_get_or_make_makes_once() -> None:
     for _ in range(3):
         cache.get_or_make("k", lambda: made.append("k") or 7)
     assert (cache.get("k"), made) == (7, ["k"])
+
+
+def test_threads_making_one_key_at_once_all_get_the_first_stored() -> None:
+    """Both threads make the value (neither waits on the other's make), and both get the one
+    stored first: callers that share parsed YAML by identity then share one object."""
+    cache: BoundedCache[str, list[str]] = BoundedCache(4)
+    both_making = threading.Barrier(2)
+
+    def make() -> list[str]:
+        both_making.wait(timeout=10)  # each make runs while the other's is under way
+        return ["parsed"]
+
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda _: cache.get_or_make("k", make), range(2)))
+    assert got[0] is got[1] is cache.get("k")
 
 
 def test_a_weighed_cache_keeps_at_most_its_weight() -> None:
